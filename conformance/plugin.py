@@ -1,0 +1,32 @@
+"""pytest plugin of the suite: command-line options shared by every tier.
+
+Options are declared here once, so the modules that read them never race to add them.
+"""
+
+from __future__ import annotations
+
+LEVELS = ("smoke", "default", "exhaustive")
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("tcgen05-cts")
+    group.addoption("--level", choices=LEVELS, default="smoke",
+                    help="variant-matrix level (default: smoke)")
+    group.addoption("--ptxas", action="append", default=[], metavar="PATH",
+                    help="ptxas to assemble with (repeatable: results keyed by toolchain version)")
+    group.addoption("--section", action="append", default=[], metavar="S",
+                    help="only cases of this spec section (prefix match, repeatable)")
+    group.addoption("--family", action="append", default=[], metavar="F",
+                    help="only cases of this instruction family (repeatable)")
+    group.addoption("--device", choices=("cuda", "sim", "none"), default="cuda",
+                    help="execution backend; cuda skips with a reason where no GPU is found")
+    group.addoption("--numerics", choices=("spec", "hardware"), default="spec",
+                    help="numerics model for numerics cases (default: spec)")
+    group.addoption("--results", default=None, metavar="DIR",
+                    help="results directory (outcome log, JUnit, artifacts)")
+    group.addoption("--baseline", default=None, metavar="FILE",
+                    help="CSV case_id,Status of expected outcomes")
+    group.addoption("--flake-reruns", type=int, default=0, metavar="N",
+                    help="rerun failing cases N times; a status change is a Flake")
+    group.addoption("--shard", default=None, metavar="I/N",
+                    help="run every N-th case starting at I (stable stride sharding)")

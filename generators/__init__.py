@@ -1,0 +1,1 @@
+"""Variant enumeration, input synthesis and PTX kernel builders (reads legality from ``reference``)."""

@@ -1,0 +1,1 @@
+"""Outcome log, JUnit per spec section, coverage matrix, dashboard and baselines."""
