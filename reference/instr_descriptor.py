@@ -121,8 +121,8 @@ class InstrDescriptor:
             if kind != "mxf4" and kind != "mxf4nvf4":
                 absent["k96"] = False
         else:
-            if self.d_type not in T.D_TYPE_CODES:
-                raise _err("Table 42 bits 4-5", expects_but_got("d_type", "one of f16, f32, s32", self.d_type))
+            if self.d_type not in T.D_TYPES_BY_KIND[kind]:
+                raise _err("Table 42 bits 4-5", expects_but_got(f"d_type for kind::{kind}", " or ".join(T.D_TYPES_BY_KIND[kind]), self.d_type))
             if self.max_shift not in T.MAX_SHIFT_CODES:
                 raise _err("Table 42 bits 30-31", expects_but_got("max_shift", "0, 8, 16 or 32", self.max_shift))
             if not isinstance(self.sparsity_selector, int) or not 0 <= self.sparsity_selector <= 3:
@@ -168,8 +168,7 @@ class InstrDescriptor:
                 return cg, w
             except SpecError as exc:
                 first = first or exc
-        assert first is not None
-        raise first
+        raise first  # type: ignore[misc]  # at least one combination was tried
 
     def _check_legal_for(self, cta_group: int, ws: bool) -> None:
         if cta_group not in (1, 2):
