@@ -55,7 +55,7 @@ def test_worked_examples(ex, n):
     m, *_, printed = EXAMPLES[ex]
     subs = descriptor(ex).submasks(m, n)
     assert len(subs) == {128: 1, 64: 2, 32: 4}[m]
-    for sub, p in zip(subs, printed):
+    for sub, p in zip(subs, printed, strict=True):
         value, width = printed_low_bits(p)
         width = min(width, n // len(subs))
         assert sub % (1 << width) == value % (1 << width), (ex, p, bin(sub))
@@ -75,7 +75,7 @@ def test_worked_examples_through_the_cli(ex, capsys):
     assert out["skip_span"] == skip and out["use_span"] == use and out["non_zero_mask"] is bool(nzm)
     width = 128 // len(out["masks"])
     full = 0
-    for i, (sub_hex, p) in enumerate(zip(out["masks"], printed)):
+    for i, (sub_hex, p) in enumerate(zip(out["masks"], printed, strict=True)):
         sub = int(sub_hex, 16)
         low, bits = printed_low_bits(p)
         bits = min(bits, width)
