@@ -152,6 +152,16 @@ def _check_rounding(rounding: str) -> None:
         raise SpecError("5.2", "rounding", expects_but_got("rounding", "'rne' or 'rz'", rounding))
 
 
+def _is_integer_array(arr: np.ndarray) -> bool:
+    return arr.dtype.kind in "iu" or (arr.dtype.kind == "O" and all(
+        isinstance(v, (int, np.integer)) for v in arr.flat))
+
+
+def _wide(arr: np.ndarray) -> np.ndarray:
+    """Integers compared without wrap-around (Python ints where int64 could overflow)."""
+    return arr.astype(object) if arr.dtype.kind == "O" or arr.dtype == np.uint64 else arr.astype(np.int64)
+
+
 def _codes(f: Format, codes) -> np.ndarray:
     """Validated codes as a ``code_dtype`` array of the input's shape.
 
@@ -159,13 +169,10 @@ def _codes(f: Format, codes) -> np.ndarray:
     inside the code, may set any bit of their container.
     """
     arr = np.asarray(codes)
-    if arr.dtype.kind not in "iuO" or (arr.dtype.kind == "O" and not all(
-            isinstance(c, (int, np.integer)) for c in arr.flat)):
+    if not _is_integer_array(arr):
         raise _fail(f, expects_but_got(f"{f.name} code", "integers", arr.dtype.name))
     allowed = (1 << (f.container_bits if f.name in _IGNORED_BITS else f.bits)) - 1
-    wide = arr.astype(object) if arr.dtype.kind == "O" else arr.astype(np.int64, casting="unsafe")
-    if arr.dtype == np.uint64:
-        wide = arr.astype(object)
+    wide = _wide(arr)
     bad = (wide < 0) | (wide > allowed)
     if np.any(bad):
         raise _fail(f, expects_but_got(f"{f.name} code", f"an integer in [0, {allowed:#x}]",
@@ -296,10 +303,9 @@ def _encode_int(f: Format, values) -> np.ndarray:
             bad = ~np.isfinite(arr) | (arr != np.round(arr))
         if np.any(bad):
             raise _fail(f, expects_but_got(f"{f.name} encode", "integral values", _first(arr, bad)))
-    elif arr.dtype.kind not in "iuO" or (arr.dtype.kind == "O" and not all(
-            isinstance(v, (int, np.integer)) for v in arr.flat)):
+    elif not _is_integer_array(arr):
         raise _fail(f, expects_but_got(f"{f.name} encode", "integers", arr.dtype.name))
-    wide = arr.astype(object) if arr.dtype.kind in "Ou" else arr
+    wide = arr if arr.dtype.kind == "f" else _wide(arr)
     bad = np.asarray((wide < lo) | (wide > hi), dtype=bool)
     if np.any(bad):
         raise _fail(f, expects_but_got(f"{f.name} encode", f"integers in [{lo}, {hi}]", _first(arr, bad)))
@@ -348,7 +354,9 @@ def is_representable(fmt: str | Format, values) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             if arr.dtype.kind == "f":
                 return np.isfinite(arr) & (arr == np.round(arr)) & (arr >= lo) & (arr <= hi)
-            wide = arr.astype(object) if arr.dtype.kind in "Ou" else arr
+            if not _is_integer_array(arr):
+                return np.zeros(arr.shape, dtype=bool)
+            wide = _wide(arr)
             return np.asarray((wide >= lo) & (wide <= hi), dtype=bool)
     x = _as_float64(f, values)
     finite = np.isfinite(x)
