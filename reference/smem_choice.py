@@ -37,7 +37,7 @@ CORE_MATRIX_BYTES = 8 * UNIT_BYTES   # 8 rows of one 16-byte unit
 
 
 def compact_strides(major: str, swizzle: str, per_unit: int, mn: int) -> tuple[int, int]:
-    """(LBO, SBO) in bytes of the compact canonical tiling of an ``mn``-wide tile (module docstring)."""
+    """(LBO, SBO) in bytes of the compact canonical tiling of an ``mn``-wide tile (§9.7.16.3.1-2; module docstring)."""
     geo = GEOMETRY[swizzle]
     if major == "K":
         if swizzle == "none":
@@ -85,12 +85,12 @@ def choose_layout(major: str, swizzle: str, dtype: str, mn: int, k: int, start_a
 
 
 def image_extent(layout: SmemLayout, mn: int, k: int) -> tuple[int, int]:
-    """[lo, hi): the byte range of 16-byte units an mn×k tile touches (lo <= start address)."""
+    """[lo, hi): the byte range of 16-byte units an mn×k tile touches (lo <= start address; §9.7.16.3.3)."""
     units = layout.bit_offsets(mn, k) // (8 * UNIT_BYTES) * UNIT_BYTES + layout.start_address
     return min(int(units.min()), layout.start_address), int(units.max()) + UNIT_BYTES
 
 
 def image_bytes(layout: SmemLayout, mn: int, k: int) -> int:
-    """Size in bytes of the shared-memory image of an mn×k tile (``image_extent`` hi - lo)."""
+    """Size in bytes of the shared-memory image of an mn×k tile (``image_extent`` hi - lo; §9.7.16.3.3)."""
     lo, hi = image_extent(layout, mn, k)
     return hi - lo

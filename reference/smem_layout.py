@@ -206,7 +206,7 @@ def canonical_modes(major: str, swizzle: str, t: int, lbo: int, sbo: int) -> tup
 
 
 def evaluate_mode(mode: Mode, coord):
-    """Offset of integer coordinate(s) ``coord`` in a colexicographic ``mode`` (CuTe crd2idx)."""
+    """Offset of integer coordinate(s) ``coord`` in a colexicographic ``mode`` (CuTe crd2idx, §9.7.16.3.3)."""
     offset = 0
     for extent, stride in mode[:-1]:
         offset = offset + (coord % extent) * stride
@@ -242,12 +242,13 @@ class SmemLayout:
                             expects_but_got("major-ness in absolute leading-dimension mode", "K", self.major))
 
     def descriptor(self) -> SmemDescriptor:
-        """The shared memory descriptor (§9.7.16.4.1) of this layout."""
+        """The shared memory descriptor (§9.7.16.4.1, Table 40) of this layout."""
         return SmemDescriptor(self.start_address, self.leading_byte_offset, self.stride_byte_offset,
                               self.base_offset, self.lbo_mode, self.swizzle)
 
     @classmethod
     def from_descriptor(cls, desc: SmemDescriptor, major: str, storage: ElementStorage) -> SmemLayout:
+        """The layout a descriptor (§9.7.16.4.1) describes for an operand of this major-ness and storage."""
         return cls(major, desc.swizzle, storage, desc.start_address, desc.leading_byte_offset,
                    desc.stride_byte_offset, desc.base_offset, desc.lbo_mode)
 
@@ -278,7 +279,7 @@ class SmemLayout:
         return physical * 8 + (element % t) * self.storage.bits
 
     def bit_offset(self, mn: int, k: int) -> int:
-        """Bit offset of element ``(mn, k)`` from the start address."""
+        """Bit offset of element ``(mn, k)`` from the start address (§9.7.16.3.3)."""
         return int(self.bit_addresses(mn, k)) - self.start_address * 8
 
     def bit_offsets(self, mn: int, k: int) -> np.ndarray:
@@ -288,7 +289,7 @@ class SmemLayout:
 
 
 def check_combination(major: str, swizzle: str, storage: ElementStorage) -> None:
-    """Table 52 (type size × major-ness → swizzle) and Table 53 (atoms that exist)."""
+    """§9.7.16.10.3 Table 52 (type size × major-ness → swizzle), §9.7.16.10.6 Table 53 (atoms that exist)."""
     if major not in MAJORS:
         raise SpecError("9.7.16.10.6", "major-ness", expects_but_got("major", "K or MN", major))
     if swizzle not in SWIZZLES:
@@ -311,14 +312,14 @@ def check_combination(major: str, swizzle: str, storage: ElementStorage) -> None
 
 
 def check_extents(mn: int, k: int) -> None:
-    """A tile has at least one element in each dimension."""
+    """A tile has at least one element in each dimension (§9.7.16.3.3 m, k >= 1)."""
     for name, value in (("mn", mn), ("k", k)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise SpecError(SECTION, "tile extent", expects_but_got(name, "a positive integer", value))
 
 
 def check_tile(layout: SmemLayout, mn: int, k: int) -> None:
-    """Rules that depend on the tile extent (mn×k elements) as well as on the layout.
+    """Rules that depend on the tile extent (mn×k elements) as well as on the layout (§9.7.16.3.1.2, Table 53).
 
     * A swizzle row never crosses its row-width-aligned block (the XOR permutes 16-byte units
       inside that block): K-major, the K run of a row; MN-major, the MN run of an atom row.
