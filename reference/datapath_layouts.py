@@ -108,20 +108,23 @@ def check_layout_args(layout: DatapathLayout, n: int, lane_offset: int, *, spars
             f"lane alignment of Layout {layout.layout_id}", " or ".join(map(str, layout.lane_alignments)), lane_offset))
 
 
-def d_placement(layout: DatapathLayout, n: int, lane_offset: int = 0) -> np.ndarray:
-    """Array [M, N, 3] of (cta, lane, column) for every D[i][j], relative to the D address."""
-    i, j = np.meshgrid(np.arange(layout.m), np.arange(n), indexing="ij")
+def d_location(layout: DatapathLayout, n: int, i, j, lane_offset: int = 0):
+    """(cta, lane, column) of D[i][j] relative to the D address; ints or numpy arrays."""
     cta, li = i // layout.m_per_cta, i % layout.m_per_cta
     org = layout.organization
     if org == "4x1":
-        lane, col = li, j
-    elif org == "4x1-half":
-        lane, col = LANES_PER_WARP * (li // 16) + li % 16 + lane_offset, j
-    elif org == "2x2":
-        lane, col = li + 64 * (j // (n // 2)), j % (n // 2)
-    else:                                        # 1x4
-        lane, col = li + 32 * (j // (n // 4)), j % (n // 4)
-    return np.stack([cta, lane, col], axis=-1)
+        return cta, li, j
+    if org == "4x1-half":
+        return cta, LANES_PER_WARP * (li // 16) + li % 16 + lane_offset, j
+    if org == "2x2":
+        return cta, li + 64 * (j // (n // 2)), j % (n // 2)
+    return cta, li + 32 * (j // (n // 4)), j % (n // 4)          # 1x4
+
+
+def d_placement(layout: DatapathLayout, n: int, lane_offset: int = 0) -> np.ndarray:
+    """Array [M, N, 3] of (cta, lane, column) for every D[i][j], relative to the D address."""
+    i, j = np.meshgrid(np.arange(layout.m), np.arange(n), indexing="ij")
+    return np.stack(d_location(layout, n, i, j, lane_offset), axis=-1)
 
 
 def d_cells(m: int, n: int, cta_group: int, *, sparse: bool = False, ws: bool = False,
@@ -179,7 +182,7 @@ def warp_regions(layout: DatapathLayout, n: int, lane_offset: int = 0) -> list[W
 
 def reading_warp(layout: DatapathLayout, n: int, row: int, col: int, lane_offset: int = 0) -> tuple[int, int]:
     """(cta, warp quarter) whose tcgen05.ld reaches D[row][col]: the quarter of its lane."""
-    cta, lane, _ = d_placement(layout, n, lane_offset)[row, col]
+    cta, lane, _ = d_location(layout, n, row, col, lane_offset)
     return int(cta), int(lane) // LANES_PER_WARP
 
 

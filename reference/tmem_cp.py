@@ -70,7 +70,7 @@ def check_cp(shape: str, multicast: str | None, decompress: str | None = None) -
 
 def cp_destinations(shape: str, multicast: str | None = None) -> list[tuple[int, int]]:
     """``[(source row, lane offset), ...]`` of a tcgen05.cp shape (table in the module docstring)."""
-    rows, _, _ = check_cp(shape, multicast)
+    rows, _ = check_cp(shape, multicast)
     if shape in ("128x256b", "128x128b"):
         return [(r, r) for r in range(rows)]
     if shape == "4x256b":
