@@ -214,6 +214,9 @@ SWIZZLE_PATTERN_BYTES: dict[str, int] = {"128B": 1024, "128B_base32B": 1024, "64
 # ---------------------------------------------------------------------------------------------
 
 D_TYPE_CODES: dict[str, int] = {"f16": 0, "f32": 1, "s32": 2}            # Table 42 bits 4-5
+D_TYPES_BY_KIND: dict[str, tuple[str, ...]] = {                            # Table 42 "Values" columns
+    "tf32": ("f32",), "f16": ("f16", "f32"), "f8f6f4": ("f16", "f32"), "i8": ("s32",),
+}
 A_B_TYPE_CODES: dict[str, dict[str, int]] = {                             # Tables 42-44 bits 7-9 / 10-12
     "tf32": {"tf32": 2},
     "f16": {"f16": 0, "bf16": 1},
