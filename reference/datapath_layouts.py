@@ -42,7 +42,7 @@ import numpy as np
 
 from reference.errors import SpecError, expects_but_got
 from reference.tables import TABLE_39
-from reference.tmem import LANES_PER_WARP
+from reference.tmem import COLUMNS, LANES_PER_WARP, TmemAddress, memories_for, split_address
 
 SECTION = "9.7.16.10.5"
 LAYOUT_SECTIONS = {"A": "9.7.16.10.5.1", "B": "9.7.16.10.5.2", "C": "9.7.16.10.5.3", "D": "9.7.16.10.5.4",
@@ -186,19 +186,62 @@ def reading_warp(layout: DatapathLayout, n: int, row: int, col: int, lane_offset
     return int(cta), int(lane) // LANES_PER_WARP
 
 
+def _d_cells_absolute(memories, taddr, layout: DatapathLayout, n: int, lane_offset: int):
+    base = taddr if isinstance(taddr, TmemAddress) else split_address(taddr)
+    if base.lane != 0:
+        raise SpecError(SECTION, "Tensor Memory Datapath Lane Alignment", expects_but_got(
+            "lane field of the D address", "0 (the lane alignment is passed as lane_offset)", base.lane))
+    if base.column + columns_used(layout, n) > COLUMNS:
+        raise SpecError("9.7.16.1", "Tensor Memory shape", expects_but_got(
+            f"columns of D (Layout {layout.layout_id}, N={n}) from column {base.column}", f"at most {COLUMNS}", base.column + columns_used(layout, n)))
+    where = d_placement(layout, n, lane_offset)
+    return where[..., 0], where[..., 1], base.column + where[..., 2]
+
+
+def store_d(tmem, taddr, layout: DatapathLayout, d_codes, *, bits: int = 32, lane_offset: int = 0) -> None:
+    """Write D (``uint[M, N]`` codes of ``bits`` bits) where the layout puts it (simulator side).
+
+    ``tmem``: one TensorMemory (cta_group::1) or the pair (::2); each code in the low bits of its
+    cell (§9.7.16.10.4.1), upper bits 0.
+    """
+    d = np.asarray(d_codes, dtype=np.uint64)
+    n = d.shape[1]
+    memories = memories_for(tmem, layout.cta_group)
+    cta, lane, col = _d_cells_absolute(memories, taddr, layout, n, lane_offset)
+    cells = (d & ((1 << check_d_bits(bits)) - 1)).astype(np.uint32)
+    for c, memory in enumerate(memories):
+        sel = cta == c
+        memory.cells[lane[sel], col[sel]] = cells[sel]
+
+
+def load_d(tmem, taddr, layout: DatapathLayout, n: int, *, bits: int = 32, lane_offset: int = 0) -> np.ndarray:
+    """Read D back (``uint32[M, N]``, the low ``bits`` of each cell): what the reading warps see."""
+    check_d_bits(bits)
+    memories = memories_for(tmem, layout.cta_group)
+    cta, lane, col = _d_cells_absolute(memories, taddr, layout, n, lane_offset)
+    out = np.zeros((layout.m, n), dtype=np.uint32)
+    for c, memory in enumerate(memories):
+        sel = cta == c
+        out[sel] = memory.cells[lane[sel], col[sel]] & np.uint32((1 << bits) - 1)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # D packing (§9.7.16.10.4.1)
 # ---------------------------------------------------------------------------------------------
 
-def pack_d_element(code: int, bits: int) -> int:
-    """The 32-bit cell holding one D element of ``bits`` (16 or 32) bits: low bits, rest 0."""
+def check_d_bits(bits: int) -> int:
+    """D elements are 16 or 32 bits wide (dtype f16, f32, s32; Table 39)."""
     if bits not in (16, 32):
         raise SpecError("9.7.16.10.4.1", "D packing", expects_but_got("D element width", "16 or 32 bits", bits))
-    return int(code) & ((1 << bits) - 1)
+    return bits
+
+
+def pack_d_element(code: int, bits: int) -> int:
+    """The 32-bit cell holding one D element of ``bits`` (16 or 32) bits: low bits, rest 0."""
+    return int(code) & ((1 << check_d_bits(bits)) - 1)
 
 
 def unpack_d_cell(cell: int, bits: int) -> int:
     """The D element code in a cell: its low ``bits`` bits (§9.7.16.10.4.1)."""
-    if bits not in (16, 32):
-        raise SpecError("9.7.16.10.4.1", "D packing", expects_but_got("D element width", "16 or 32 bits", bits))
-    return int(cell) & ((1 << bits) - 1)
+    return int(cell) & ((1 << check_d_bits(bits)) - 1)

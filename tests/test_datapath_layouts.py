@@ -150,3 +150,33 @@ def test_d_packing_low_bits():
         pack_d_element(1, 8)
     text = spec_text("ptx-9.7.16-tcgen05.md")
     assert "would contain a single 16-bit element in its lower 16 bits" in text
+
+
+def test_store_then_load_d_and_what_each_warp_reads():
+    """D written where the layout says is read back whole, and each warp's tcgen05.ld.32x32b /
+    .16x256b at its region address returns exactly its rows and columns."""
+    from reference.datapath_layouts import load_d, store_d
+    from reference.tmem import cta_pair, tmem_address
+    from reference.tmem_fragments import fragment_map, ld
+
+    rng = np.random.default_rng(11)
+    for m, group, sparse, ws in COMBOS:
+        layout = layout_for(m, group, sparse=sparse, ws=ws)
+        n = legal_n(layout, sparse=sparse, ws=ws)[-1]
+        for offset in layout.lane_alignments:
+            d = rng.integers(0, 1 << 32, size=(m, n), dtype=np.uint64).astype(np.uint32)
+            pair = cta_pair(fill=0xDEADBEEF)
+            store_d(pair, tmem_address(0, 64), layout, d, lane_offset=offset)
+            assert (load_d(pair, tmem_address(0, 64), layout, n, lane_offset=offset) == d).all()
+            for region in warp_regions(layout, n, offset):
+                shape = "32x32b" if region.lanes == 32 else "16x256b"
+                for start in range(0, len(region.cols), 64):           # 64 columns per load
+                    width = min(64, len(region.cols) - start)
+                    num = width if shape == "32x32b" else width // 8
+                    regs = ld(pair[region.cta], tmem_address(region.lane, 64 + region.column + start), shape, num,
+                              warp_id=region.quarter + 4)
+                    for t, r, lane, col, _ in fragment_map(shape, num).entries.tolist():
+                        if lane < len(region.rows):
+                            assert regs[t, r] == d[region.rows[lane], region.cols[start + col]]
+    with pytest.raises(SpecError, match="16 or 32"):
+        load_d(cta_pair(), 0, layout_for(128, 1), 64, bits=8)

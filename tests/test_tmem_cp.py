@@ -1,12 +1,13 @@
 """tcgen05.cp (§9.7.16.9.2): shapes and multicast against the text's warp pairs, placement of
 bytes, cta_group::2, and decompression of every 4-bit and 6-bit code (§9.7.16.9.1) checked with
-closed-form decoders written here and, when present, reference.formats.decode."""
+closed-form decoders written here and with reference.formats.decode."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from reference import formats
 from reference.errors import SpecError
 from reference.tmem import TensorMemory, cta_pair, tmem_address
 from reference.tmem_cp import CP_SHAPES, cp, cp_destinations, decompress_chunk, read_rows
@@ -149,7 +150,6 @@ def test_every_6bit_code_decompresses_to_its_container(fmt):
 
 @pytest.mark.parametrize("name,bits", [("e2m1", 4), ("e3m2", 6), ("e2m3", 6)])
 def test_decompression_agrees_with_the_formats_module(name, bits):
-    formats = pytest.importorskip("reference.formats")
     codes = np.arange(1 << bits) % (1 << bits)
     shift = 2 if bits == 4 else 0
     src_fmt = "b4x16_p64" if bits == 4 else "b6x16_p32"
