@@ -76,6 +76,16 @@ class FragmentMap:
         """The (lane offset, column offset) cells the instruction touches."""
         return {(int(r[2]), int(r[3])) for r in self.entries}
 
+    @property
+    def lanes(self) -> int:
+        """Lanes touched from taddr's lane: 32 (.32x32b) or 16."""
+        return int(self.entries[:, 2].max()) + 1
+
+    @property
+    def columns(self) -> int:
+        """Columns spanned from taddr's column (with .16x32bx2: up to the end of the second half)."""
+        return int(self.entries[:, 3].max()) + 1
+
 
 def _unit_cell(shape: str, t: np.ndarray, i: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(lane offset, per-access column unit, access base flag) of register i of thread t, unpacked."""
@@ -127,8 +137,7 @@ def _address(taddr) -> TmemAddress:
     return taddr if isinstance(taddr, TmemAddress) else split_address(taddr)
 
 
-def absolute_cells(fmap: FragmentMap, taddr, *, warp_id: int | None = None,
-                   section: str = SECTION_LD) -> tuple[np.ndarray, np.ndarray]:
+def absolute_cells(fmap: FragmentMap, taddr, *, warp_id: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Absolute (lanes, columns) of every entry of ``fmap`` at ``taddr``, checked.
 
     Checks: every cell inside the 128 x 512 memory (§9.7.16.1); all lanes inside one quarter
@@ -164,7 +173,7 @@ def ld(tmem: TensorMemory, taddr, shape: str, num: int, *, pack: bool = False,
     §9.7.16.8.3. ``taddr`` is the 32-bit address (or a TmemAddress) every thread passes.
     """
     fmap = fragment_map(shape, num, pack=pack, half_split=half_split, op="ld")
-    lanes, cols = absolute_cells(fmap, taddr, warp_id=warp_id, section=SECTION_LD)
+    lanes, cols = absolute_cells(fmap, taddr, warp_id=warp_id)
     values = tmem.cells[lanes, cols].astype(np.uint64)
     regs = np.zeros((WARP, fmap.registers), dtype=np.uint64)
     t, r, h = fmap.entries[:, 0], fmap.entries[:, 1], fmap.entries[:, 4]
@@ -186,7 +195,7 @@ def st(tmem: TensorMemory, taddr, registers, shape: str, num: int, *, unpack: bo
     if regs.shape != (WARP, fmap.registers):
         raise SpecError(SECTION_ST, "Table 48", expects_but_got(
             f"register array of .{shape}.x{num}", f"shape (32, {fmap.registers})", regs.shape))
-    lanes, cols = absolute_cells(fmap, taddr, warp_id=warp_id, section=SECTION_ST)
+    lanes, cols = absolute_cells(fmap, taddr, warp_id=warp_id)
     t, r, h = fmap.entries[:, 0], fmap.entries[:, 1], fmap.entries[:, 4]
     values = regs[t, r]
     if unpack:

@@ -89,6 +89,7 @@ def test_every_fragment_is_a_bijection_onto_its_region(shape, num, pack):
     lanes = SHAPE_LANES[shape]
     ncols = 32 * fmap.registers * halves // lanes             # the region is full: lanes x ncols
     assert set(cells) == {(la, c) for la in range(lanes) for c in range(ncols)}
+    assert (fmap.lanes, fmap.columns) == (lanes, ncols)
 
 
 def test_32x32b_is_the_text_definition():
