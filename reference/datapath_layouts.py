@@ -141,6 +141,12 @@ def columns_used(layout: DatapathLayout, n: int) -> int:
     return {"4x1": n, "4x1-half": n, "2x2": n // 2, "1x4": n // 4}[layout.organization]
 
 
+def allocation_columns(layout: DatapathLayout, n: int) -> int:
+    """The smallest legal tcgen05.alloc nCols (power of 2 in [32, 512], §9.7.16.7.1) holding D."""
+    used = columns_used(layout, n)
+    return next(c for c in (32, 64, 128, 256, 512) if c >= used)
+
+
 @dataclass(frozen=True)
 class WarpRegion:
     """What one warp of a warpgroup reads back with tcgen05.ld (§9.7.16.10.5, Figures 206-218).

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from reference.datapath_layouts import (
+    allocation_columns,
     columns_used,
     d_cells,
     d_placement,
@@ -77,6 +78,7 @@ def test_each_element_once_in_columns_and_lanes_of_its_reader(m, group, sparse, 
             assert len({tuple(c) for c in where.tolist()}) == m * n                 # exactly once
             assert where[:, 0].max() == group - 1 and (np.bincount(where[:, 0]) == m * n // group).all()
             assert where[:, 2].min() == 0 and where[:, 2].max() == columns_used(layout, n) - 1
+            assert where[:, 2].max() < allocation_columns(layout, n) <= 512                  # fits the alloc
             assert where[:, 1].min() >= 0 and where[:, 1].max() < 128
             if layout.organization == "4x1-half":                                   # half datapath
                 assert set((where[:, 1] % 32).tolist()) == set(range(offset, offset + 16))
