@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping
 
 import pytest
 
+from results.outcome_log import plain_value
 from results.status import Status
 
 NOT_SUPPORTED_PREFIX = "NotSupported:"
@@ -48,8 +49,9 @@ class CaseIdentity:
     variant: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
+        """Plain data only (pytest-xdist sends report attributes through execnet)."""
         return {"case_id": self.case_id, "section": self.section, "family": self.family,
-                "variant": dict(self.variant)}
+                "variant": {str(k): plain_value(v) for k, v in self.variant.items()}}
 
 
 def case_identity(nodeid: str, user_properties: Iterable[tuple[str, Any]] = (),

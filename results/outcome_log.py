@@ -58,7 +58,7 @@ class Outcome:
         data = asdict(self)
         data["status"] = self.status.value
         data["attempts"] = list(self.attempts)
-        data["variant"] = {str(k): _plain(v) for k, v in self.variant.items()}
+        data["variant"] = {str(k): plain_value(v) for k, v in self.variant.items()}
         data["v"] = SCHEMA
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
@@ -95,7 +95,7 @@ class ExpectedCase:
 
     def to_json(self) -> str:
         data = asdict(self)
-        data["variant"] = {str(k): _plain(v) for k, v in self.variant.items()}
+        data["variant"] = {str(k): plain_value(v) for k, v in self.variant.items()}
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -139,11 +139,12 @@ class LogProblem:
         return f"{self.path}:{self.line}: {self.message}"
 
 
-def _plain(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
+    """``value`` as JSON-safe data (str, numbers, bools, None, lists); anything else as ``str``."""
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_value(v) for v in value]
     return str(value)
 
 

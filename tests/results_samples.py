@@ -18,7 +18,7 @@ from results.outcome_log import (
 )
 from results.status import Status
 
-A, B, C = "9.7.16.4.1", "9.7.16.7.1", "9.7.16.9.1"
+A, B, C = "9.7.16.4.1", "9.7.16.7.1", "9.7.16.9.3"
 
 #: (case_id, section, family, status) of the sample run; "b.alloc.missing" never reports.
 SAMPLE = [

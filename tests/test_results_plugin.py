@@ -26,7 +26,7 @@ PLUGINS = ["-p", "conformance.plugin", "-p", "conformance.outcomes_plugin", "-p"
 QUIET = ["-p", "no:hypothesispytest", "-p", "no:benchmark"]
 
 SYNTHETIC = '''
-import os, pathlib, pytest
+import enum, os, pathlib, pytest
 from conformance.case_status import cts_case
 from conformance.device import CaseCrash, CaseTimeout, request_worker_restart
 
@@ -34,6 +34,9 @@ SECTION = "9.7.16.4.1"
 FAMILY = "desc"
 COUNTER = pathlib.Path(__file__).with_name("attempts")
 
+Kind = enum.Enum("Kind", "f16 tf32")
+
+@cts_case(kind=Kind.f16, m=128)  # variant values need not be plain data
 def test_pass(): pass
 def test_fail(): assert 1 == 2, "wrong"
 def test_expected(): assert 0, "known bug"
@@ -121,6 +124,7 @@ def test_record_fields_and_details(xdist_run):
     assert (ns.section, ns.family, ns.variant) == ("9.7.16.7.1", "alloc", {"ncols": 32})
     assert ns.details == "NotSupported: needs sm_100a, found none"
     assert outcomes["custom.case"].variant == {"n": 64}
+    assert outcomes["test_synth.py::test_pass"].variant == {"kind": "Kind.f16", "m": 128}
     expected = outcomes["test_synth.py::test_expected"]
     assert expected.raw_status == "Fail" and "fails.csv:1" in expected.details
     unexpected = outcomes["test_synth.py::test_unexpected_pass"]

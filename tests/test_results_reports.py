@@ -12,6 +12,7 @@ from conformance.cli import main
 from results.junit import junit_file_name
 from results.report import build_reports
 from results.resultset import load_columns
+from results.status import Status
 from tests.results_samples import A, B, C, write_sample
 
 pytestmark = pytest.mark.reference
@@ -104,3 +105,13 @@ def test_several_columns_get_their_own_subdirectories(tmp_path):
     for name in ("old", "new"):
         assert (tmp_path / "out" / name / "coverage.csv").is_file()
         assert (tmp_path / "out" / name / "junit" / junit_file_name(A)).is_file()
+
+
+def test_merge_makes_one_column_of_shards(tmp_path, capsys):
+    write_sample(tmp_path / "s1")
+    write_sample(tmp_path / "s2", {"a.desc.3": Status.PASS})  # same cases: the more severe record stands
+    assert main(["report", "--merge", str(tmp_path / "s1"), str(tmp_path / "s2"), "-o", str(tmp_path / "out")]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    (counts,) = [c["counts"] for c in summary["columns"].values()]
+    assert (counts["Pass"], counts["Fail"], counts["Missing"]) == (3, 1, 1)
+    assert (tmp_path / "out" / "junit").is_dir()

@@ -1,7 +1,8 @@
 """``tcgen05-cts report DIR... -o OUT``: JUnit per section, coverage matrix and dashboard.
 
 Each ``DIR`` argument is one column of the dashboard; ``DIR1,DIR2`` merges directories (the
-shards of one run) into one column, and ``LABEL=DIR1,DIR2`` names the column.  A corrupt or
+shards of one run) into one column (``--merge`` merges all arguments), and ``LABEL=DIR1,DIR2``
+names the column.  A corrupt or
 truncated log line is refused with a message naming file and line; every other line is still
 reported, and the exit code is then 1.
 """
@@ -22,6 +23,8 @@ def register(subparsers) -> None:
     parser.add_argument("dirs", nargs="+", metavar="DIR",
                         help="results directory; DIR1,DIR2 merges shards; LABEL=DIRS names the column")
     parser.add_argument("-o", "--output", required=True, metavar="OUT", help="output directory")
+    parser.add_argument("--merge", action="store_true",
+                        help="merge all DIRs into one column (the shards of one run)")
     parser.set_defaults(func=handle)
 
 
@@ -38,4 +41,5 @@ def report(dirs: list[str], output: Path, stream=None) -> ReportSummary:
 
 
 def handle(args) -> int:
-    return 1 if report(args.dirs, Path(args.output)).problems else 0
+    dirs = [",".join(args.dirs)] if args.merge else args.dirs
+    return 1 if report(dirs, Path(args.output)).problems else 0

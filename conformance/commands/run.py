@@ -111,7 +111,7 @@ def handle(args) -> int:
         return rc or 2
     summary = report([str(results)], results)
     for label, rate in summary.cases_per_second.items():
-        if rate is not None:
+        if rate:
             print(f"{label}: {rate:.1f} cases/s", flush=True)
     if rc == 0 and (summary.problems or summary.failing):
         rc = 1
