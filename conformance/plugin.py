@@ -7,6 +7,9 @@ from __future__ import annotations
 
 LEVELS = ("smoke", "default", "exhaustive")
 
+# Outcome log, baselines, sharding and crash attribution (results/ + conformance/outcomes_plugin.py).
+pytest_plugins = ["conformance.outcomes_plugin"]
+
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("tcgen05-cts")
