@@ -294,11 +294,12 @@ def check_combination(major: str, swizzle: str, storage: ElementStorage) -> None
         raise SpecError("9.7.16.10.6", "major-ness", expects_but_got("major", "K or MN", major))
     if swizzle not in SWIZZLES:
         raise SpecError("9.7.16.4.1", "Table 40", expects_but_got("swizzle", "one of " + ", ".join(SWIZZLES), swizzle))
-    allowed = table52_swizzles(storage.bits, major)
+    slot_bits = 128 // storage.per_unit       # padded 4/6-bit elements take 8-bit slots (Table 52 note)
+    allowed = table52_swizzles(slot_bits, major)
     if swizzle not in allowed:
         size = f"{storage.bits}-bit"
         if not allowed:
-            detail = expects_but_got(f"major-ness of a {size} operand", "K (4/6-bit operands are never transposed;"
+            detail = expects_but_got(f"major-ness of a {size} operand", "K (packed 4-bit operands are never transposed;"
                                      " Table 49: mxf4/mxf4nvf4 have no transpose)", major)
         else:
             detail = expects_but_got(f"swizzle of a {size} {major}-major operand", "one of " + ", ".join(allowed), swizzle)

@@ -286,11 +286,17 @@ MAJORS: tuple[str, ...] = ("K", "MN")
 
 
 def table52_swizzles(type_bits: int, major: str) -> tuple[str, ...]:
-    """Swizzle modes allowed for an operand of ``type_bits``-bit elements (Table 52).
+    """Swizzle modes allowed for an operand whose elements take ``type_bits`` bits of shared memory (Table 52).
 
     K-major ("Row" A / "Column" B): all modes, every type size. MN-major (transposed): 8/16-bit
-    all but 128B with 32B atomicity; 32-bit only 128B with 32B atomicity; 4/6-bit none
-    (the table has no transposed row for them).
+    all but 128B with 32B atomicity; 32-bit only 128B with 32B atomicity; 4-bit (two per byte,
+    kind::mxf4/mxf4nvf4) none.
+
+    ``type_bits`` is the *slot* an element takes in shared memory, not its significant bits: the
+    4/6-bit types of kind::f8f6f4 / mxf8f6f4 sit 16 to a 16-byte unit (§9.7.16.10.4.4), i.e. in
+    8-bit slots, and are treated as 8-bit here. Decision (spec-ambiguous): Table 52 has no
+    transposed row for 4/6-bit types, but Table 49 allows transpose for f8f6f4/mxf8f6f4 and public
+    SM100 code (CUTLASS ``sm1xx_common.inl``) builds MN-major layouts of unpacked f4/f6 operands.
     """
     if major == "K":
         return SWIZZLES

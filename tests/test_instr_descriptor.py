@@ -85,11 +85,10 @@ def legal_descriptors(draw):
     n = draw(st.sampled_from(row.n))
     transpose_ok, negate_ok = T.TABLE_49[row.kind]
     scaled = row.kind in T.BLOCK_SCALED_KINDS
-    def t_ok(typ):  # Table 52: MN-major only for 8/16/32-bit types
-        return transpose_ok and typ not in ("e2m1", "e2m3", "e3m2")
-    ta = draw(st.booleans()) if t_ok(combo.a_type) else False
-    tb = draw(st.booleans()) if t_ok(combo.b_type) else False
-    if tb and combo.b_type in ("e4m3", "e5m2", "s8", "u8") and n not in T.TABLE_50[row.cta_group]:
+    ta = draw(st.booleans()) if transpose_ok else False
+    tb = draw(st.booleans()) if transpose_ok else False
+    # Table 50: 8-bit transposed B (the 4/6-bit f8f6f4 types sit in 8-bit slots too)
+    if tb and combo.b_type in ("e4m3", "e5m2", "s8", "u8", "e2m1", "e2m3", "e3m2") and n not in T.TABLE_50[row.cta_group]:
         tb = False
     kw = dict(kind=row.kind, m=m, n=n, a_type=combo.a_type, b_type=combo.b_type, d_type=combo.d_type,
               sparse=row.sparse, transpose_a=ta, transpose_b=tb,
@@ -180,7 +179,7 @@ def test_field_rules(kw, rule):
     (dict(kind="mxf4", m=128, n=64, a_type="e2m1", b_type="e2m1", k96=True), 2, False, "Table 39"),  # K=96 is M=256
     (dict(kind="mxf4", m=256, n=64, a_type="e2m1", b_type="e2m1", k96=True, sparse=True), 2, False, "Table 39"),
     (dict(kind="f16", m=128, n=64, a_type="f16", b_type="f16", max_shift=8), 1, False, "bits 30-31"),
-    (dict(kind="f8f6f4", m=128, n=64, a_type="e2m1", b_type="e4m3", transpose_a=True), 1, False, "Table 52"),
+    (dict(kind="f8f6f4", m=128, n=24, a_type="e4m3", b_type="e2m3", transpose_b=True), 1, False, "Table 50"),
     (dict(kind="f8f6f4", m=128, n=24, a_type="e4m3", b_type="e4m3", transpose_b=True), 1, False, "Table 50"),
     (dict(kind="i8", m=128, n=24, a_type="s8", b_type="s8", d_type="s32", transpose_b=True), 1, False, "Table 50"),
 ])
@@ -188,6 +187,13 @@ def test_table39_and_related_rules(kw, cta_group, ws, rule):
     d = InstrDescriptor(**kw)
     with pytest.raises(SpecError, match=re.escape(rule)):
         d.check_legal(cta_group, ws)
+
+
+def test_sub_byte_f8f6f4_operands_may_be_mn_major():
+    """Spec-ambiguous (Table 52 has no 4/6-bit transposed row; Table 49 allows transpose for
+    f8f6f4/mxf8f6f4; public SM100 code builds such layouts): accepted, as 8-bit slots."""
+    assert InstrDescriptor("f8f6f4", 128, 64, "e2m1", "e3m2", transpose_a=True, transpose_b=True).check_legal(1, False)
+    assert InstrDescriptor("mxf8f6f4", 128, 32, "e2m3", "e2m1", transpose_b=True).check_legal(1, False)
 
 
 def test_check_legal_any_combination():

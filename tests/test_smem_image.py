@@ -29,7 +29,8 @@ ATOM_ROWS = {"none": 8, "32B": 8, "64B": 8, "128B": 8, "128B_base32B": 4}
 
 def legal(major: str, swizzle: str, bits: int) -> bool:
     """Table 52 written out: K-major every swizzle but 32B atomicity (no K atom in Table 53);
-    MN-major 8/16-bit all but 128B_base32B, 32-bit only 128B_base32B, 4/6-bit never."""
+    MN-major 8/16-bit all but 128B_base32B, 32-bit only 128B_base32B, packed 4-bit never;
+    ``bits`` is the slot width (padded 4/6-bit f8f6f4 elements take 8-bit slots)."""
     if major == "K":
         return swizzle != "128B_base32B"
     if bits in (8, 16):
@@ -38,7 +39,7 @@ def legal(major: str, swizzle: str, bits: int) -> bool:
 
 
 LEGAL = [(mj, sw, dt, kd) for mj in ("K", "MN") for sw in SWIZZLES for dt, kd in STORAGES
-         if legal(mj, sw, element_storage(dt, kd).bits)]
+         if legal(mj, sw, 128 // element_storage(dt, kd).per_unit)]
 LEGAL_IDS = [f"{mj}-{sw}-{dt}-{kd}" for mj, sw, dt, kd in LEGAL]
 
 

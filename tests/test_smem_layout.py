@@ -194,7 +194,7 @@ INVALID = [
     ("MN", "128B_base32B", "bf16", None, "Table 52"), ("MN", "128B_base32B", "e4m3", None, "Table 52"),
     ("MN", "128B_base32B", "s8", None, "Table 52"),
     ("MN", "none", "e2m1", "mxf4", "never transposed"), ("MN", "128B", "e2m1", "mxf4nvf4", "never transposed"),
-    ("MN", "none", "e3m2", None, "never transposed"), ("MN", "32B", "e2m1", "f8f6f4", "never transposed"),
+    ("MN", "none", "e2m1", None, "never transposed"), ("MN", "128B_base32B", "e2m1", "f8f6f4", "Table 52"),
     ("K", "128B_base32B", "bf16", None, "Table 53"), ("K", "128B_base32B", "tf32", None, "Table 53"),
     ("K", "none", "e3m2", "mxf4", "Tables 42-44"), ("K", "none", "bf16", "tf32", "Tables 42-44"),
     ("K", "none", "f64", None, "type words"), ("KM", "none", "bf16", None, "major"),
