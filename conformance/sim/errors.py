@@ -37,6 +37,10 @@ class Deadlock(SimError):
     """Every live thread waits on something no thread can provide (barrier, allocation)."""
 
 
+class SpecViolation(SimError):
+    """The kernel broke a rule of the PTX ISA the simulator checks (wraps a ``SpecError``)."""
+
+
 class Trap(SimError):
     """The kernel executed ``trap`` (or ``brkpt``)."""
 

@@ -132,6 +132,7 @@ class Machine:
         self.cta_exit_hooks: list[Callable] = []   # fn(machine, ctas) when CTAs have no live thread
         self.yield_request = False
         self.steps = 0
+        self.current_pc = 0
         self.max_steps = max_steps
         self._special: dict[str, np.ndarray] = {}
 

@@ -348,19 +348,18 @@ def compile_bfe(ins, q, k):
     ra, rb, rc, w = k.reader(a, t), k.reader(b, U32), k.reader(c, U32), k.writer(d, t)
     bits = t.bits
 
-    def run(m, s):
+    def run(m, s):       # PTX ISA bfe pseudo-code: bits past the field or the msb take sbit
         x = np.asarray(ra(m, s)).astype(t.udtype).astype(np.uint64)
-        pos = np.asarray(rb(m, s)).astype(np.uint64) & np.uint64(0xFF)
-        ln = np.asarray(rc(m, s)).astype(np.uint64) & np.uint64(0xFF)
-        pos_c = np.minimum(pos, np.uint64(63))
-        field = np.where(pos >= bits, np.uint64(0), x >> pos_c)
-        ln_c = np.minimum(ln, np.uint64(bits))
-        mask = np.where(ln_c >= 64, np.uint64(2**64 - 1), (np.uint64(1) << np.minimum(ln_c, np.uint64(63))) - np.uint64(1))
-        field = field & mask
-        if t.kind == "s":   # sign bit: bit (pos + len - 1) of a, or a's sign when beyond the width
-            sbit_pos = np.minimum(pos + ln_c - np.uint64(1), np.uint64(bits - 1))
-            sign = np.where(ln_c == 0, np.uint64(0), (x >> sbit_pos) & np.uint64(1))
-            field = np.where(sign == 1, field | ~mask, field)
+        pos = np.asarray(rb(m, s)).astype(np.int64) & 0xFF
+        ln = np.asarray(rc(m, s)).astype(np.int64) & 0xFF
+        eff = np.where(pos >= bits, 0, np.minimum(ln, bits - np.minimum(pos, bits)))
+        mask = np.where(eff >= 64, np.uint64(2**64 - 1),
+                        (np.uint64(1) << np.minimum(eff, 63).astype(np.uint64)) - np.uint64(1))
+        field = (x >> np.minimum(pos, 63).astype(np.uint64)) & mask
+        if t.kind == "s":
+            at = np.minimum(pos + ln - 1, bits - 1).astype(np.uint64)
+            sbit = np.where(ln == 0, np.uint64(0), (x >> at) & np.uint64(1))
+            field = np.where(sbit == 1, field | ~mask, field)
         w(m, s, (field & np.uint64(t.mask)).astype(t.udtype).view(t.dtype))
     return run
 

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.sim.errors import Deadlock, SimError, StepLimit, where
+from conformance.sim.errors import Deadlock, SimError, SpecViolation, StepLimit, where
 from conformance.sim.machine import Machine, Sel
 from conformance.sim.registry import Block, Branch, Exit, Plain
+from reference.errors import SpecError
 
 RUN, YIELD, BLOCKED = 0, 1, 2
 _STATE = {RUN: "running", YIELD: "spinning", BLOCKED: "blocked"}
@@ -104,6 +105,8 @@ def run(m: Machine) -> None:
             stops = {o.pc for o in others}
             try:
                 _step(m, g, groups, code, limit, stops)
+            except SpecError as exc:
+                raise SpecViolation(f"{where(code[g.pc].instr)}: {exc}") from exc
             except SimError as exc:
                 _locate(exc, code[g.pc].instr)
                 raise
@@ -123,7 +126,17 @@ def _step(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
     """Run group ``g`` until it splits, parks, yields, exits, or reaches another group's pc."""
     pc = g.pc
     alone = not stops
+    try:
+        _loop(m, g, groups, code, limit, stops, pc, alone)
+    except BaseException:
+        if g.sel is not None and g.state != BLOCKED:
+            g.pc = m.current_pc
+        raise
+
+
+def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: set, pc: int, alone: bool) -> None:
     while True:
+        m.current_pc = pc
         if not alone and (pc >= limit or pc in stops):
             g.pc = pc
             return
