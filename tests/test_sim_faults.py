@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from conformance.sim import HOOKS, Fault, FaultSet, SimDevice, load_faults
+from conformance.sim import HOOKS, Fault, FaultSet, Livelock, SimDevice, load_faults
 from conformance.sim.device import faults_from_environment
 from conformance.sim.faults import MbarrierEvent
 from tests.sim_ptx import TCGEN05_ALLOC, run_kernel
@@ -55,6 +55,16 @@ def test_fault_file_changes_the_simulated_hardware(tmp_path):
     assert spins.tolist() == [0] * 128
     dropped = run_kernel(SimDevice(faults[:1]), TCGEN05_ALLOC, "tmem_alloc", 128 * 3, extra=(64,)).reshape(128, 3)[:, 2]
     assert dropped.tolist() == [100] * 128          # the bounded wait ran out
+
+
+def test_wait_that_nothing_can_satisfy_is_a_livelock(tmp_path):
+    """With a huge spin bound the kernel would spin for ages; the simulator stops it early."""
+    path = tmp_path / "f.py"
+    path.write_text(FAULT_FILE)
+    endless = TCGEN05_ALLOC.replace("setp.lt.u32 %p0, %r5, 100;", "setp.lt.u32 %p0, %r5, 0x7FFFFFFF;")
+    dev = SimDevice(load_faults(path)[:1], livelock_spins=200)
+    with pytest.raises(Livelock, match="keeps failing its wait"):
+        run_kernel(dev, endless, "tmem_alloc", 128 * 3, extra=(64,))
 
 
 def test_faults_from_environment(tmp_path):

@@ -9,7 +9,7 @@ from conformance.sim import Fault, SimDevice, SimError
 from conformance.sim.errors import SpecViolation
 from conformance.sim.ops_tcgen05 import TMEM_FILL, cta_group, single_thread, tensor_core
 from conformance.sim.registry import HANDLERS, opcode
-from tests.sim_ptx import HEAD100, TCGEN05_ALLOC, TCGEN05_DIVERGED, TCGEN05_LEAK, run_kernel
+from tests.sim_ptx import HEAD100, TCGEN05_ALLOC, TCGEN05_DIVERGED, TCGEN05_LEAK, TCGEN05_PAIR, run_kernel
 
 pytestmark = pytest.mark.reference
 
@@ -31,6 +31,26 @@ def test_alloc_rules(ncols, rule):
         ptx = TCGEN05_ALLOC
     with pytest.raises(SpecViolation, match=rule):
         run_kernel(dev, ptx, "tmem_alloc", 128 * 3, extra=(ncols,))
+
+
+def test_cta_pair_multicast_commit_reaches_both_ctas():
+    out = run_kernel(SimDevice(), TCGEN05_PAIR, "tmem_pair", 4 * 64 * 2, grid=(4, 1, 1),
+                     block=(64, 1, 1)).reshape(4, 64, 2)
+    assert (out[..., 0] == 0).all()          # same column in both CTAs of each pair
+    assert (out[..., 1] == 0).all()          # rank 0's commit arrived on both mbarriers
+
+
+def test_cta_pair_commit_to_rank_0_only_times_out_in_rank_1():
+    only_rank0 = TCGEN05_PAIR.replace("mov.b16 %h1, 3;", "mov.b16 %h1, 1;")
+    out = run_kernel(SimDevice(), only_rank0, "tmem_pair", 2 * 64 * 2, grid=(2, 1, 1),
+                     block=(64, 1, 1)).reshape(2, 64, 2)
+    assert (out[0, :, 1] == 0).all() and (out[1, :, 1] == 100).all()
+
+
+def test_cta_group_2_needs_a_peer():
+    no_cluster = TCGEN05_PAIR.replace(".reqnctapercluster 2, 1, 1\n", "")
+    with pytest.raises(SimError, match="needs a cluster of at least 2 CTAs"):
+        run_kernel(SimDevice(), no_cluster, "tmem_pair", 64 * 2, block=(64, 1, 1))
 
 
 def test_exit_with_allocated_columns():

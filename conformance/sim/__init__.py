@@ -10,6 +10,7 @@ Public entry points::
 from conformance.sim.device import SimDevice, SimModule, open_sim_device
 from conformance.sim.errors import (
     Deadlock,
+    Livelock,
     MemoryFault,
     PtxSyntaxError,
     SimError,
@@ -21,7 +22,7 @@ from conformance.sim.faults import HOOKS, Fault, FaultSet, MbarrierEvent, load_f
 from conformance.sim.registry import Quals, Unsupported, opcode
 
 __all__ = [
-    "Deadlock", "Fault", "FaultSet", "HOOKS", "MbarrierEvent", "MemoryFault", "PtxSyntaxError", "Quals",
+    "Deadlock", "Fault", "Livelock", "FaultSet", "HOOKS", "MbarrierEvent", "MemoryFault", "PtxSyntaxError", "Quals",
     "SimDevice", "SimError", "SimModule", "StepLimit", "Trap", "UnimplementedError", "Unsupported",
     "load_faults", "open_sim_device", "opcode",
 ]

@@ -221,6 +221,8 @@ class KernelProgram:
         if not isinstance(op, Name):
             raise Unsupported(f"operand {op} is not a register, immediate or symbol")
         text = op.text
+        if op.offset and text not in self.symbols:
+            raise Unsupported(f"{text}{op.offset:+d}: only variables take an offset outside brackets")
         if text in self.regs:
             i, _ = self.regs[text]
             if t.bits == 64 and t.kind in "bu":

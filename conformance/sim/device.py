@@ -23,7 +23,7 @@ import conformance.sim.ops_mem  # noqa: F401
 import conformance.sim.ops_tcgen05  # noqa: F401
 from conformance.sim import scheduler
 from conformance.sim.compiler import KernelProgram
-from conformance.sim.errors import SimError, StepLimit, UnimplementedError
+from conformance.sim.errors import Livelock, SimError, StepLimit, UnimplementedError
 from conformance.sim.faults import Fault, FaultSet, load_faults
 from conformance.sim.machine import Geometry, Machine
 from conformance.sim.memory import GlobalMemory
@@ -59,10 +59,12 @@ class SimDevice:
     driver_version = f"sim-{SIM_VERSION}"
     wants = "ptx"              # load() takes PTX text, not a cubin
 
-    def __init__(self, faults: Iterable[Fault] = (), batch_clusters: int = 32, max_steps: int = 50_000_000) -> None:
+    def __init__(self, faults: Iterable[Fault] = (), batch_clusters: int = 32, max_steps: int = 50_000_000,
+                 livelock_spins: int = 20_000) -> None:
         self.faults = FaultSet(faults)
         self.batch_clusters = int(batch_clusters)
         self.max_steps = int(max_steps)
+        self.livelock_spins = int(livelock_spins)
         self.memory = GlobalMemory()
 
     # -- modules ------------------------------------------------------------------------------
@@ -129,7 +131,8 @@ class SimDevice:
         for first in range(0, total, self.batch_clusters):
             clusters = np.arange(first, min(first + self.batch_clusters, total))
             machine = Machine(program, geometry, clusters, self.memory, packed, self.faults,
-                              shared_bytes=shared_bytes, max_steps=self.max_steps)
+                              shared_bytes=shared_bytes, max_steps=self.max_steps,
+                              livelock_spins=self.livelock_spins)
             scheduler.run(machine)
         return time.perf_counter() - start
 
@@ -152,7 +155,7 @@ class SimDevice:
             try:
                 seconds = self.run(module, kernel_name, [base, len(buffers)], geometry.grid, geometry.block,
                                    geometry.cluster, shared_bytes)
-            except StepLimit as exc:
+            except (StepLimit, Livelock) as exc:
                 raise CaseTimeout(ids, f"{kernel_name}: {exc}") from exc
             except SimError as exc:
                 raise CaseCrash(ids, f"{kernel_name}: {type(exc).__name__}: {exc}") from exc

@@ -49,6 +49,10 @@ class StepLimit(SimError):
     """The launch ran more instructions than the simulator's safety limit."""
 
 
+class Livelock(SimError):
+    """Every live thread spins on a wait that nothing left can satisfy (a GPU would time out)."""
+
+
 def where(instr) -> str:
     """``line N: `text``` for an instruction (anything with ``line`` and ``text``)."""
     return f"line {instr.line}: `{instr.text}`"

@@ -98,7 +98,7 @@ class Machine:
     """Threads and memories of one batch (whole clusters) of a launch."""
 
     def __init__(self, program, geometry: Geometry, clusters, gmem: GlobalMemory, params: bytes,
-                 faults, shared_bytes: int = 0, max_steps: int = 50_000_000) -> None:
+                 faults, shared_bytes: int = 0, max_steps: int = 50_000_000, livelock_spins: int = 20_000) -> None:
         self.prog = program
         self.geometry = geometry
         self.clusters = np.asarray(clusters, dtype=np.int64)
@@ -127,12 +127,17 @@ class Machine:
         self.faults = faults
         self.exited = np.zeros(self.T, dtype=bool)
         self.live_per_cta = np.full(self.ncta, self.ntid, dtype=np.int64)
+        self.live_per_warp = np.bincount(self.warp_of, minlength=self.ncta * self.warps_per_cta)
         self.ext: dict = {}
         self.exit_hooks: list[Callable] = []       # fn(machine, sel) after threads exit
         self.cta_exit_hooks: list[Callable] = []   # fn(machine, ctas) when CTAs have no live thread
         self.yield_request = False
         self.steps = 0
         self.current_pc = 0
+        self.epoch = 0                 # bumped by anything another thread could observe
+        self.fruitless = 0             # consecutive failed waits with no epoch change
+        self.yield_epoch = -1
+        self.livelock_spins = livelock_spins
         self.max_steps = max_steps
         self._special: dict[str, np.ndarray] = {}
 
@@ -152,9 +157,11 @@ class Machine:
     # -- threads -------------------------------------------------------------------------------
 
     def exit_threads(self, s: Sel) -> None:
+        self.epoch += 1
         self.exited[s.ix] = True
         counts = np.bincount(self.cta_of[s.ix], minlength=self.ncta)
         self.live_per_cta -= counts
+        self.live_per_warp -= np.bincount(self.warp_of[s.ix], minlength=self.live_per_warp.size)
         for hook in list(self.exit_hooks):
             hook(self, s)
         done = np.flatnonzero((counts > 0) & (self.live_per_cta == 0))
@@ -293,6 +300,7 @@ class Machine:
 
     def store(self, space: str, s: Sel, addrs, values, bits: int, what: str = "store") -> None:
         """Store one ``bits``-wide element per selected thread (``values`` unsigned, broadcastable)."""
+        self.epoch += 1
         n = bits // 8
         dt = UINT[bits]
         values = np.broadcast_to(np.asarray(values).astype(dt, copy=False), (s.n,))
@@ -336,9 +344,11 @@ class Machine:
             out[mask] = fn(sp, s.narrow(mask), local_addr[mask])
         return out
 
-    def locate(self, space: str, s: Sel, addrs, bits: int, what: str = "access") -> tuple[np.ndarray, np.ndarray]:
+    def locate(self, space: str, s: Sel, addrs, bits: int, what: str = "access",
+               write: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(array view of ``bits``-wide elements, element index per thread) for read-modify-write
         instructions (atomics, mbarrier) on global, shared or local memory."""
+        self.epoch += int(write)
         n = bits // 8
         dt = UINT[bits]
         a = np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (s.n,))

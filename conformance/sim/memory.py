@@ -16,6 +16,8 @@ Every access is checked: inside a live allocation / the CTA's shared size, natur
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from conformance.sim.errors import MemoryFault
@@ -117,8 +119,16 @@ class GlobalMemory:
         kk = np.maximum(k, 0)
         return (k >= 0) & (off >= starts[kk]) & (off + nbytes <= ends[kk])
 
+    def _one_allocation(self, lo: int, hi: int) -> bool:
+        """Whether offsets lo..hi (inclusive ends) fall in one live allocation (fast path)."""
+        k = bisect.bisect_right(self.starts, lo) - 1
+        return k >= 0 and self.live[k] and hi <= self.ends[k]
+
     def offsets(self, addrs, nbytes: int, what: str) -> np.ndarray:
         addrs = np.asarray(addrs, dtype=np.uint64)
+        off = addrs.astype(np.int64) - GLOBAL_BASE
+        if off.size and self._one_allocation(int(off.min()), int(off.max()) + nbytes):
+            return off
         ok = self.valid(addrs, nbytes)
         if not ok.all():
             raise MemoryFault(f"{what} of {nbytes} bytes at {_first_bad(addrs, ~ok)}, outside any global allocation")

@@ -85,6 +85,7 @@ class BarrierState:
         m.exit_hooks.append(self.on_exit)
 
     def arrive(self, m, s, bid: np.ndarray, count, wait: bool) -> None:
+        m.epoch += 1
         for b in np.unique(bid):
             b = int(b)
             if not 0 <= b < NBARRIERS:
@@ -160,6 +161,7 @@ class ClusterBarrier:
     def arrive(self, m, s) -> None:
         if self.arrived[s.ix].any():
             raise SimError("barrier.cluster.arrive twice without barrier.cluster.wait in between")
+        m.epoch += 1
         self.arrived[s.ix] = True
         self.my_phase[s.ix] = self.phase[m.cluster_of[s.ix]]
         self.check(m, np.unique(m.cluster_of[s.ix]))
@@ -306,7 +308,7 @@ def require_full_warps(m, s, what: str):
     """Warp runs of ``s`` for a ``.sync.aligned`` instruction; every live thread of each warp
     must be executing it (PTX: "all threads in the warp must execute the same instruction")."""
     starts, wids, sizes = warp_segments(m, s)
-    live = np.bincount(m.warp_of[~m.exited], minlength=m.ncta * m.warps_per_cta)[wids]
+    live = m.live_per_warp[wids]
     if (sizes != live).any():
         k = int(np.flatnonzero(sizes != live)[0])
         cta, w = divmod(int(wids[k]), m.warps_per_cta)

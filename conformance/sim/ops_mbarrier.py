@@ -56,9 +56,9 @@ def _state(m) -> MbarrierState:
     return m.extension("mbarrier", MbarrierState)
 
 
-def words(m, s, space: str, addr, what: str) -> tuple[np.ndarray, np.ndarray]:
+def words(m, s, space: str, addr, what: str, write: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(uint64 view of shared memory, word index per thread), checked to be initialised."""
-    view, index = _locate(m, s, space, addr, what)
+    view, index = _locate(m, s, space, addr, what, write)
     if not _state(m).initialised[index].all():
         bad = index[~_state(m).initialised[index]][0]
         cta, off = divmod(int(bad) * 8, m.smem_bytes)
@@ -66,8 +66,8 @@ def words(m, s, space: str, addr, what: str) -> tuple[np.ndarray, np.ndarray]:
     return view, index
 
 
-def _locate(m, s, space: str, addr, what: str) -> tuple[np.ndarray, np.ndarray]:
-    view, index = m.locate(space, s, addr, 64, what)
+def _locate(m, s, space: str, addr, what: str, write: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    view, index = m.locate(space, s, addr, 64, what, write)
     if view.base is not m.smem:
         raise SimError(f"{what}: an mbarrier object must be in shared memory")
     return view, index
@@ -219,7 +219,7 @@ def compile_wait(ins, q, k):
     rstate = k.reader(ops[2], U32 if parity else U64)
 
     def run(m, s):
-        view, index = words(m, s, space, addr(m, s), ins.opcode)
+        view, index = words(m, s, space, addr(m, s), ins.opcode, write=False)
         phase = view[index] >> np.uint64(63)
         ref = np.asarray(rstate(m, s)).astype(np.uint64)
         ref = ref & np.uint64(1) if parity else ref >> np.uint64(63)

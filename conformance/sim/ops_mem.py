@@ -64,7 +64,7 @@ def compile_ld(ins, q, k):
     what = f"ld.{space}"
 
     def run(m, s):
-        base = addr(m, s)
+        base = np.array(addr(m, s))        # a copy: a destination may be the address register
         if n > 1:
             check_alignment(np.broadcast_to(base, (s.n,)), n * step, what)
         for i, w in enumerate(writers):

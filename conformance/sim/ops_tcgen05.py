@@ -130,6 +130,7 @@ class TensorCore:
     def issue(self, thread: int, cta_group: int, kind: str, effect: Callable[[], None]) -> None:
         """Queue an asynchronous operation (mma, cp, shift) issued by ``thread``."""
         self.seq += 1
+        self.m.epoch += 1
         key = self.pipeline_key(int(self.m.cta_of[thread]), cta_group)
         self.queues.setdefault(key, []).append(Pending(self.seq, thread, kind, effect))
 
@@ -145,6 +146,7 @@ class TensorCore:
             queue.pop(0).effect()
 
     def issue_store(self, thread: int, effect: Callable[[], None]) -> None:
+        self.m.epoch += 1
         self.stores.setdefault(thread, []).append(effect)
 
     def wait_stores(self, threads) -> None:

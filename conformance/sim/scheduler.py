@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.sim.errors import Deadlock, SimError, SpecViolation, StepLimit, where
+from conformance.sim.errors import Deadlock, Livelock, SimError, SpecViolation, StepLimit, where
 from conformance.sim.machine import Machine, Sel
 from conformance.sim.registry import Block, Branch, Exit, Plain
 from reference.errors import SpecError
@@ -116,6 +116,18 @@ def run(m: Machine) -> None:
             groups = [x for x in groups if x.sel is not None and x.sel.n > 0]
 
 
+def _note_yield(m: Machine) -> None:
+    """Count failed waits in a row during which nothing observable happened; past
+    ``m.livelock_spins`` no thread can ever satisfy the waits (only registers change)."""
+    if m.epoch != m.yield_epoch:
+        m.yield_epoch, m.fruitless = m.epoch, 0
+        return
+    m.fruitless += 1
+    if m.fruitless > m.livelock_spins:
+        raise Livelock(f"every live thread keeps failing its wait ({m.fruitless} tries in a row with no store, "
+                       "arrival or exit anywhere): nothing can complete it; a GPU's bounded wait would time out")
+
+
 def _locate(exc: SimError, instr) -> None:
     if not getattr(exc, "located", False) and exc.args:
         exc.args = (f"{where(instr)}: {exc.args[0]}",) + exc.args[1:]
@@ -151,6 +163,9 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
             pc += 1
             if m.yield_request:
                 m.yield_request = False
+                _note_yield(m)
+                if alone:              # nobody else to run: keep spinning here
+                    continue
                 g.pc, g.state = pc, YIELD
                 return
             continue
