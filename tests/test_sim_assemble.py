@@ -2,9 +2,12 @@
 
 import pytest
 
-from tests.sim_ptx import KERNELS, UNIMPLEMENTED, assemble
+from tests import sim_ptx, sim_ptx_tcgen05
+from tests.sim_ptx import UNIMPLEMENTED, assemble
 
 pytestmark = pytest.mark.assemble
+
+KERNELS = {**sim_ptx.KERNELS, **sim_ptx_tcgen05.KERNELS}
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))

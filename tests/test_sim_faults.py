@@ -7,7 +7,8 @@ import pytest
 from conformance.sim import HOOKS, Fault, FaultSet, Livelock, SimDevice, load_faults
 from conformance.sim.device import faults_from_environment
 from conformance.sim.faults import MbarrierEvent
-from tests.sim_ptx import TCGEN05_ALLOC, run_kernel
+from tests.sim_ptx import run_kernel
+from tests.sim_ptx_tcgen05 import TCGEN05_ALLOC
 
 pytestmark = pytest.mark.reference
 

@@ -9,7 +9,8 @@ from conformance.sim import Fault, SimDevice, SimError
 from conformance.sim.errors import SpecViolation
 from conformance.sim.ops_tcgen05 import TMEM_FILL, cta_group, single_thread, tensor_core
 from conformance.sim.registry import HANDLERS, opcode
-from tests.sim_ptx import HEAD100, TCGEN05_ALLOC, TCGEN05_DIVERGED, TCGEN05_LEAK, TCGEN05_PAIR, run_kernel
+from tests.sim_ptx import HEAD100, run_kernel
+from tests.sim_ptx_tcgen05 import TCGEN05_ALLOC, TCGEN05_DIVERGED, TCGEN05_LEAK, TCGEN05_PAIR
 
 pytestmark = pytest.mark.reference
 

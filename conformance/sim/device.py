@@ -17,7 +17,9 @@ from typing import Iterable, Sequence
 import numpy as np
 
 import conformance.sim.ops_alu  # noqa: F401  (registers handlers)
+import conformance.sim.ops_bits  # noqa: F401
 import conformance.sim.ops_ctrl  # noqa: F401
+import conformance.sim.ops_cvt  # noqa: F401
 import conformance.sim.ops_mbarrier  # noqa: F401
 import conformance.sim.ops_mem  # noqa: F401
 import conformance.sim.ops_tcgen05  # noqa: F401

@@ -1,4 +1,4 @@
-"""Integer, bit, predicate and basic f32 instructions (PTX ISA §9.7.1-9.7.3, 9.7.7-9.7.9).
+"""Integer arithmetic, logic, shifts, comparisons and basic float instructions (PTX ISA §9.7.1-9.7.3).
 
 Semantics chosen where PTX leaves a result undefined (kernels must not depend on them):
 integer division by zero gives all ones (quotient) / the dividend (remainder); ``fma``/``mad``
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.sim.ptx_parser import Imm, Pair, Vec
+from conformance.sim.ptx_parser import Pair, Vec
 from conformance.sim.ptx_types import TYPES
 from conformance.sim.registry import Unsupported, opcode
 
@@ -298,113 +298,6 @@ def compile_shift(ins, q, k):
     return _binary(ins, k, t, fn, tb=U32)
 
 
-@opcode("lop3")
-def compile_lop3(ins, q, k):
-    t = q.take_type(("b32",))
-    d, a, b, c, lut = _ops(k, ins, 5)
-    if not isinstance(lut, Imm):
-        raise Unsupported("lop3 expects an immediate lookup table")
-    table = int(lut.value) & 0xFF
-    ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.reader(c, t), k.writer(d, t)
-
-    def run(m, s):
-        x, y, z = (np.asarray(r(m, s), dtype=np.uint32) for r in (ra, rb, rc))
-        out = np.zeros(np.broadcast(x, y, z).shape, dtype=np.uint32)
-        for i in range(8):          # minterm i: a = bit 2, b = bit 1, c = bit 0 (0xF0, 0xCC, 0xAA)
-            if table >> i & 1:
-                out |= (x if i & 4 else ~x) & (y if i & 2 else ~y) & (z if i & 1 else ~z)
-        w(m, s, out)
-    return run
-
-
-@opcode("popc", "clz")
-def compile_count(ins, q, k):
-    t = q.take_type(("b32", "b64"))
-    d, a = _ops(k, ins, 2)
-    ra, w = k.reader(a, t), k.writer(d, U32)
-    bits = t.bits
-
-    def popc(x):
-        x = np.asarray(x).astype(np.uint64)
-        n = np.zeros(x.shape, dtype=np.uint32)
-        for i in range(bits):
-            n += ((x >> np.uint64(i)) & np.uint64(1)).astype(np.uint32)
-        return n
-
-    def clz(x):
-        x = np.asarray(x).astype(np.uint64)
-        n = np.full(x.shape, bits, dtype=np.uint32)
-        for i in range(bits):
-            n = np.where((x >> np.uint64(i)) & np.uint64(1), np.uint32(bits - 1 - i), n)
-        return n
-    fn = popc if ins.parts[0] == "popc" else clz
-    return lambda m, s: w(m, s, fn(ra(m, s)))
-
-
-@opcode("bfe")
-def compile_bfe(ins, q, k):
-    t = q.take_type(("u32", "s32", "u64", "s64"))
-    d, a, b, c = _ops(k, ins, 4)
-    ra, rb, rc, w = k.reader(a, t), k.reader(b, U32), k.reader(c, U32), k.writer(d, t)
-    bits = t.bits
-
-    def run(m, s):       # PTX ISA bfe pseudo-code: bits past the field or the msb take sbit
-        x = np.asarray(ra(m, s)).astype(t.udtype).astype(np.uint64)
-        pos = np.asarray(rb(m, s)).astype(np.int64) & 0xFF
-        ln = np.asarray(rc(m, s)).astype(np.int64) & 0xFF
-        eff = np.where(pos >= bits, 0, np.minimum(ln, bits - np.minimum(pos, bits)))
-        mask = np.where(eff >= 64, np.uint64(2**64 - 1),
-                        (np.uint64(1) << np.minimum(eff, 63).astype(np.uint64)) - np.uint64(1))
-        field = (x >> np.minimum(pos, 63).astype(np.uint64)) & mask
-        if t.kind == "s":
-            at = np.minimum(pos + ln - 1, bits - 1).astype(np.uint64)
-            sbit = np.where(ln == 0, np.uint64(0), (x >> at) & np.uint64(1))
-            field = np.where(sbit == 1, field | ~mask, field)
-        w(m, s, (field & np.uint64(t.mask)).astype(t.udtype).view(t.dtype))
-    return run
-
-
-@opcode("bfi")
-def compile_bfi(ins, q, k):
-    t = q.take_type(("b32", "b64"))
-    d, f, b, c, ln = _ops(k, ins, 5)
-    rf, rb, rc, rl, w = k.reader(f, t), k.reader(b, t), k.reader(c, U32), k.reader(ln, U32), k.writer(d, t)
-    bits = t.bits
-
-    def run(m, s):
-        fv = np.asarray(rf(m, s)).astype(np.uint64)
-        bv = np.asarray(rb(m, s)).astype(np.uint64)
-        pos = np.asarray(rc(m, s)).astype(np.uint64) & np.uint64(0xFF)
-        n = np.minimum(np.asarray(rl(m, s)).astype(np.uint64) & np.uint64(0xFF), np.uint64(bits))
-        n = np.where(pos >= bits, np.uint64(0), np.minimum(n, np.uint64(bits) - np.minimum(pos, np.uint64(bits))))
-        mask = np.where(n >= 64, np.uint64(2**64 - 1), (np.uint64(1) << np.minimum(n, np.uint64(63))) - np.uint64(1))
-        p = np.minimum(pos, np.uint64(63))
-        out = (bv & ~(mask << p)) | ((fv & mask) << p)
-        w(m, s, t.from_u64(out))
-    return run
-
-
-@opcode("prmt")
-def compile_prmt(ins, q, k):
-    t = q.take_type(("b32",))
-    if q.take("f4e", "b4e", "rc8", "ecl", "ecr", "rc16"):
-        raise Unsupported("prmt modes other than the default are not modelled")
-    d, a, b, c = _ops(k, ins, 4)
-    ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.reader(c, U32), k.writer(d, t)
-
-    def run(m, s):
-        src = (np.asarray(rb(m, s)).astype(np.uint64) << np.uint64(32)) | np.asarray(ra(m, s)).astype(np.uint64)
-        sel = np.asarray(rc(m, s)).astype(np.uint64)
-        out = np.zeros(np.broadcast(src, sel).shape, dtype=np.uint64)
-        for i in range(4):
-            nib = (sel >> np.uint64(4 * i)) & np.uint64(0xF)
-            byte = (src >> ((nib & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
-            byte = np.where(nib & np.uint64(8), np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0)), byte)
-            out |= byte << np.uint64(8 * i)
-        w(m, s, out.astype(np.uint32))
-    return run
-
-
 # -- comparisons --------------------------------------------------------------------------------
 
 _CMP = {
@@ -467,92 +360,3 @@ def compile_selp(ins, q, k):
     d, a, b, c = _ops(k, ins, 4)
     ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.pred_reader(c), k.writer(d, t)
     return lambda m, s: w(m, s, np.where(rc(m, s), ra(m, s), rb(m, s)))
-
-
-# -- conversions ------------------------------------------------------------------------------
-
-_INT_ROUND = ("rni", "rzi", "rmi", "rpi")
-_ROUNDERS = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
-
-
-@opcode("cvt")
-def compile_cvt(ins, q, k):
-    rnd = q.take("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna")
-    sat = q.flag("sat")
-    if q.flag("ftz") or q.flag("relu"):
-        raise Unsupported("cvt .ftz/.relu are not modelled")
-    dt = q.take_type()
-    st = q.take_type()
-    if dt.name in ("f16x2", "bf16x2"):
-        return _cvt_pack(ins, k, dt, st, rnd)
-    if sat and dt.kind not in "us":
-        raise Unsupported(".sat on a float destination is not modelled")
-    ops = _ops(k, ins, 2)
-    ra, w = k.reader(ops[1], st), k.writer(ops[0], dt)
-    if dt.kind in "bus" and st.kind in "bus":          # integer <-> integer
-        if rnd:
-            raise Unsupported(f"rounding .{rnd} on an integer conversion")
-        if sat:
-            return lambda m, s: w(m, s, _int_saturate(np.asarray(ra(m, s)), st, dt))
-        return lambda m, s: w(m, s, _int_convert(np.asarray(ra(m, s)), st, dt))
-    if dt.kind in "us":                                 # float -> integer: clamps, NaN -> 0
-        if rnd not in _INT_ROUND:
-            raise Unsupported("float-to-integer cvt expects .rni, .rzi, .rmi or .rpi")
-        rounder = _ROUNDERS[rnd]
-        lo, hi = _int_range(dt)
-
-        def f2i(m, s):
-            x = rounder(np.asarray(ra(m, s), dtype=np.float64))
-            x = np.where(np.isnan(x), 0, x)
-            if dt.bits < 64:
-                w(m, s, np.clip(x, lo, hi).astype(dt.dtype))
-            else:           # 2^64 - 1 and 2^63 - 1 are not doubles: clamp exactly in Python
-                flat = [min(max(int(v), lo), hi) for v in np.atleast_1d(x)]
-                w(m, s, np.array(flat, dtype=np.uint64 if dt.kind == "u" else np.int64).reshape(np.shape(x)))
-        return f2i
-    if dt.kind in ("f", "bf"):                          # -> float
-        widening = st.kind in ("f", "bf") and dt.bits > st.bits
-        if widening and rnd is not None:
-            raise Unsupported("a widening float cvt takes no rounding qualifier")
-        if not widening and rnd != "rn":
-            raise Unsupported(f"cvt to .{dt.name} expects .rn (only round-to-nearest-even is modelled)")
-        return lambda m, s: w(m, s, np.asarray(ra(m, s)).astype(np.float64).astype(dt.dtype)
-                              if st.kind in "us" else np.asarray(ra(m, s)).astype(dt.dtype))
-    raise Unsupported(f"cvt.{dt.name}.{st.name}")
-
-
-def _int_range(t):
-    if t.kind == "s":
-        return -(1 << (t.bits - 1)), (1 << (t.bits - 1)) - 1
-    return 0, (1 << t.bits) - 1
-
-
-def _int_saturate(x, st, dt):
-    """cvt.sat between integer types: clamp to the destination's range."""
-    lo, hi = _int_range(dt)
-    if st.kind == "s":
-        x = np.clip(x.astype(np.int64), max(lo, -(1 << 63)), min(hi, (1 << 63) - 1))
-    else:
-        x = np.minimum(x.astype(np.uint64), np.uint64(hi))
-    return x.astype(dt.udtype).view(dt.dtype)
-
-
-def _int_convert(x, st, dt):
-    """Integer conversion: extend by the source's signedness, then keep the destination's bits."""
-    wide = x.astype(np.int64) if st.kind == "s" else x.astype(np.uint64)
-    return wide.astype(dt.udtype).view(dt.dtype)
-
-
-def _cvt_pack(ins, k, dt, st, rnd):
-    if st.name != "f32" or rnd != "rn":
-        raise Unsupported(f"cvt.{dt.name} expects .rn and a .f32 source")
-    d, a, b = _ops(k, ins, 3)
-    half = TYPES["f16"] if dt.name == "f16x2" else TYPES["bf16"]
-    ra, rb, w = k.reader(a, st), k.reader(b, st), k.writer(d, TYPES["b32"])
-
-    def run(m, s):      # d = {cvt(a) in the upper half, cvt(b) in the lower half}
-        hi = np.asarray(ra(m, s)).astype(half.dtype).view(np.uint16).astype(np.uint32)
-        lo = np.asarray(rb(m, s)).astype(half.dtype).view(np.uint16).astype(np.uint32)
-        w(m, s, (hi << np.uint32(16)) | lo)
-    return run
-
