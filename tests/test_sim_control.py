@@ -48,6 +48,12 @@ def test_barrier_that_cannot_complete_is_a_deadlock():
         dev.run(dev.load(DEADLOCK), "deadlock", [], (1, 1, 1), (128, 1, 1))
 
 
+def test_branch_to_a_label_after_the_last_instruction():
+    ptx = HEAD90 + ".visible .entry k()\n{\n    bra.uni END;\n    trap;\n    ret;\nEND:\n}\n"
+    dev = SimDevice()
+    dev.run(dev.load(ptx), "k", [], (1, 1, 1), (32, 1, 1))
+
+
 def test_unbounded_loop_hits_the_step_limit():
     ptx = HEAD90 + ".visible .entry spin()\n{\nL:\n    bra.uni L;\n}\n"
     dev = SimDevice(max_steps=1000)

@@ -19,7 +19,7 @@ from conformance.sim.errors import PtxSyntaxError, UnimplementedError, where
 from conformance.sim.memory import SHARED_BASE
 from conformance.sim.ptx_parser import Addr, Imm, Instr, Kernel, Label, Module, Name, Not, Vec
 from conformance.sim.ptx_types import TYPES, PtxType
-from conformance.sim.registry import Block, Branch, Op, Plain, Quals, Unsupported, find_handler
+from conformance.sim.registry import Block, Branch, Exit, Op, Plain, Quals, Unsupported, find_handler
 
 SPECIAL_REGISTERS = frozenset(
     [f"%{b}.{c}" for b in ("tid", "ntid", "ctaid", "nctaid", "clusterid", "nclusterid", "cluster_ctaid",
@@ -84,11 +84,10 @@ class KernelProgram:
                 if op.target not in self.labels:
                     raise PtxSyntaxError(f"{where(op.instr)}: label {op.target} is not defined")
                 op.pc = self.labels[op.target]
-        if not self.code or not _ends_in_exit(self.code):
-            from conformance.sim.registry import Exit
-            tail = Exit()
-            tail.instr = Instr("ret", (), line=instrs[-1].line if instrs else kernel.line, text="(end of kernel)")
-            self.code.append(tail)
+        # threads falling off the end (or branching to a label after the last instruction) exit
+        tail = Exit()
+        tail.instr = Instr("ret", (), line=instrs[-1].line if instrs else kernel.line, text="(end of kernel)")
+        self.code.append(tail)
         self.length = end
 
     # -- tables -------------------------------------------------------------------------------
@@ -324,8 +323,3 @@ def _guarded(fn, gi: int, neg: bool):
             fn(m, sub)
     return run
 
-
-def _ends_in_exit(code: list[Op]) -> bool:
-    from conformance.sim.registry import Exit
-    last = code[-1]
-    return (isinstance(last, Exit) or (isinstance(last, Branch) and last.guard is None))

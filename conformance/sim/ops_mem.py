@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.sim.errors import SimError
-from conformance.sim.memory import check_alignment
+from conformance.sim.machine import cluster_address
+from conformance.sim.memory import check_alignment, split_cluster_address
 from conformance.sim.ptx_parser import Addr
 from conformance.sim.ptx_types import TYPES
 from conformance.sim.registry import ORDERING, Unsupported, opcode
@@ -33,7 +34,7 @@ def _ignore_hints(q) -> None:
     q.ignore_prefix("L1::", "L2::", "level::")
 
 
-def _address(k, op, space: str):
+def state_address(k, op, space: str):
     """Address reader in ``space``; a variable base is converted to the instruction's space."""
     sym_space, addr = k.address(op)
     if sym_space is None or sym_space == space or (space.startswith("shared") and sym_space == "shared"):
@@ -59,7 +60,7 @@ def compile_ld(ins, q, k):
     n, t = _vector_types(q)
     ops = k.operands(ins, 2, 3)                     # optional cache-policy operand
     writers = [k.writer(x, t) for x in k.vector(ops[0], n)]
-    addr = _address(k, ops[1], space)
+    addr = state_address(k, ops[1], space)
     step = t.bits // 8
     what = f"ld.{space}"
 
@@ -82,7 +83,7 @@ def compile_st(ins, q, k):
     n, t = _vector_types(q)
     ops = k.operands(ins, 2, 3)
     readers = [k.reader(x, t) for x in k.vector(ops[1], n)]
-    addr = _address(k, ops[0], space)
+    addr = state_address(k, ops[0], space)
     step = t.bits // 8
     what = f"st.{space}"
 
@@ -114,7 +115,6 @@ def compile_mapa(ins, q, k):
     t = q.take_type(("u32", "u64"))
     d, a, b = k.operands(ins, 3)
     ra, rb, w = k.reader(a, t), k.reader(b, TYPES["u32"]), k.writer(d, t)
-    from conformance.sim.machine import cluster_address
 
     def run(m, s):
         rank = np.asarray(rb(m, s)).astype(np.int64)
@@ -135,7 +135,6 @@ def compile_getctarank(ins, q, k):
     t = q.take_type(("u32", "u64"))
     d, a = k.operands(ins, 2)
     ra, w = k.reader(a, t), k.writer(d, TYPES["u32"])
-    from conformance.sim.memory import split_cluster_address
 
     def run(m, s):
         addr = np.asarray(ra(m, s)).astype(np.uint64)
@@ -186,7 +185,7 @@ def _compile_atomic(ins, q, k, returns: bool):
     need = 3 if op == "cas" else 2
     if len(ops) not in (need, need + 1):
         raise Unsupported(f"expects {need + (1 if returns else 0)} operands")
-    addr = _address(k, ops[0], space)
+    addr = state_address(k, ops[0], space)
     rb = k.reader(ops[1], t)
     rc = k.reader(ops[2], t) if op == "cas" else (lambda m, s: None)
     w = k.writer(dest, t) if returns else None

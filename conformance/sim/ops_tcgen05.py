@@ -32,9 +32,10 @@ from typing import Callable
 import numpy as np
 
 from conformance.sim.errors import Deadlock, SimError
-from conformance.sim.machine import Sel
+from conformance.sim.machine import Sel, cluster_address
 from conformance.sim.ops_ctrl import require_full_warps
 from conformance.sim.ops_mbarrier import signal, words
+from conformance.sim.ops_mem import state_address
 from conformance.sim.ptx_types import TYPES
 from conformance.sim.registry import Unsupported, opcode
 from reference.errors import SpecError
@@ -205,7 +206,7 @@ def compile_alloc(ins, q, k):
     space = q.take("shared::cta") or "generic"
     q.take_type(("b32",))
     dst, ncols = k.operands(ins, 2)
-    _, addr = k.address(dst)
+    addr = state_address(k, dst, space)
     rn = k.reader(ncols, U32)
 
     def run(m, s):
@@ -283,9 +284,8 @@ def compile_commit(ins, q, k):
     multicast = q.flag("multicast::cluster")
     q.take_type(("b64",))
     ops = k.operands(ins, 2 if multicast else 1)
-    _, addr = k.address(ops[0])
+    addr = state_address(k, ops[0], space)
     rmask = k.reader(ops[1], TYPES["u16"]) if multicast else None
-    from conformance.sim.machine import cluster_address
 
     def run(m, s):
         tc = tensor_core(m)
