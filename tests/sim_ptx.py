@@ -507,12 +507,51 @@ SKIP:
 """
 
 
+NARROW = HEAD90 + r"""
+// 8/16-bit loads (zero/sign extension into 32-bit registers), byte stores, barrier.sync,
+// bar.warp.sync, membar, %warpid, %ntid, exit
+.visible .entry narrow(.param .u64 in_ptr, .param .u64 out_ptr)
+.reqntid 64, 1, 1
+{
+    .reg .b16 %h<2>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<10>;
+
+    ld.param.u64 %rd1, [in_ptr];
+    ld.param.u64 %rd2, [out_ptr];
+    mov.u32 %r1, %tid.x;
+    cvt.u64.u32 %rd3, %r1;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u8 %r2, [%rd4];
+    ld.global.s8 %r3, [%rd4];
+    shl.b32 %r4, %r1, 1;
+    cvt.u64.u32 %rd5, %r4;
+    add.s64 %rd5, %rd1, %rd5;
+    ld.global.u16 %h1, [%rd5];
+    cvt.u32.u16 %r5, %h1;
+    ld.global.s16 %r6, [%rd5];
+    membar.gl;
+    barrier.sync 0;
+    bar.warp.sync -1;
+    mov.u32 %r7, %warpid;
+    mov.u32 %r8, %ntid.x;
+    mul.wide.u32 %rd6, %r1, 32;
+    add.s64 %rd7, %rd2, %rd6;
+    st.global.v4.u32 [%rd7], {%r2, %r3, %r5, %r6};
+    st.global.v2.u32 [%rd7+16], {%r7, %r8};
+    mul.lo.u32 %r9, %r1, 3;
+    add.s64 %rd8, %rd2, %rd3;
+    st.global.u8 [%rd8+2048], %r9;
+    exit;
+}
+"""
+
 #: every kernel of this module, with the architecture it is assembled for
 KERNELS: dict[str, tuple[str, str]] = {
     "alu": (ALU, "sm_90"), "falu": (FLOAT, "sm_90"), "branches": (BRANCHES, "sm_90"),
     "shared_rev": (SHARED, "sm_90"), "mbar": (MBARRIER, "sm_90"), "cluster": (CLUSTER, "sm_90"),
     "deadlock": (DEADLOCK, "sm_90"), "bad_store": (BAD_STORE, "sm_90"), "abi_copy": (ABI_COPY, "sm_90"),
-    "warp": (WARP, "sm_90"), "memory": (MEMORY, "sm_90"),
+    "warp": (WARP, "sm_90"), "memory": (MEMORY, "sm_90"), "narrow": (NARROW, "sm_90"),
 }
 
 
@@ -534,9 +573,10 @@ def assemble(ptx: str, arch: str) -> subprocess.CompletedProcess:
 
 
 def run_kernel(dev, ptx: str, name: str, out_words: int, grid=(1, 1, 1), block=(128, 1, 1), extra=(),
-               cluster=None) -> np.ndarray:
-    """Launch ``name(out_ptr, *extra)`` with a zeroed output buffer of ``out_words`` u32."""
+               cluster=None, in_ptr=None) -> np.ndarray:
+    """Launch ``name([in_ptr,] out_ptr, *extra)`` with a zeroed output buffer of ``out_words`` u32."""
     module = dev.load(ptx)
     out = dev.memory.alloc(4 * out_words)
-    dev.run(module, name, [out, *extra], grid, block, cluster)
+    params = ([] if in_ptr is None else [in_ptr]) + [out, *extra]
+    dev.run(module, name, params, grid, block, cluster)
     return dev.memory.read(out, 4 * out_words).view(np.uint32)

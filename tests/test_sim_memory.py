@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from conformance.sim import MemoryFault, SimDevice
-from tests.sim_ptx import BAD_STORE, MEMORY, SHARED, run_kernel
+from tests.sim_ptx import BAD_STORE, MEMORY, NARROW, SHARED, run_kernel
 
 pytestmark = pytest.mark.reference
 
@@ -43,3 +43,18 @@ def test_store_outside_any_allocation_is_a_fault():
         dev.run(module, "bad_store", [buf, 64], (1, 1, 1), (1, 1, 1))
     with pytest.raises(MemoryFault, match="misaligned"):
         dev.run(module, "bad_store", [buf, 2], (1, 1, 1), (1, 1, 1))
+
+
+def test_narrow_loads_extend_and_byte_stores_truncate():
+    dev = SimDevice()
+    data = bytes((37 * i + 5) & 0xFF for i in range(128))
+    src = dev.memory.alloc(128)
+    dev.memory.write(src, data)
+    out = run_kernel(dev, NARROW, "narrow", 64 * 8 + 16, block=(64, 1, 1), in_ptr=src)
+    words = out[:64 * 8].reshape(64, 8)[:, :6]
+    for t in range(64):
+        half = data[2 * t] | data[2 * t + 1] << 8
+        expect = [data[t], (data[t] - 256 if data[t] >= 128 else data[t]) & 0xFFFFFFFF, half,
+                  (half - 65536 if half >= 32768 else half) & 0xFFFFFFFF, t // 32, 64]
+        assert words[t].tolist() == expect, f"thread {t}"
+    assert out[64 * 8:].view("u1").tolist() == [(3 * t) & 0xFF for t in range(64)]
