@@ -31,5 +31,7 @@ def pytest_addoption(parser) -> None:
                     help="CSV case_id,Status of expected outcomes")
     group.addoption("--flake-reruns", type=int, default=0, metavar="N",
                     help="rerun failing cases N times; a status change is a Flake")
+    group.addoption("--faults-from", action="append", default=[], metavar="FILE",
+                    help="with --device sim: Python file defining FAULTS = [Fault(...)] to activate")
     group.addoption("--shard", default=None, metavar="I/N",
                     help="run every N-th case starting at I (stable stride sharding)")
