@@ -2,12 +2,12 @@
 
 import pytest
 
-from tests import sim_ptx, sim_ptx_tcgen05
+from tests import sim_ptx, sim_ptx_tcgen05, sim_ptx_tcgen05_ops
 from tests.sim_ptx import UNIMPLEMENTED, assemble
 
 pytestmark = pytest.mark.assemble
 
-KERNELS = {**sim_ptx.KERNELS, **sim_ptx_tcgen05.KERNELS}
+KERNELS = {**sim_ptx.KERNELS, **sim_ptx_tcgen05.KERNELS, **sim_ptx_tcgen05_ops.KERNELS}
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))

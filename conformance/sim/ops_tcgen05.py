@@ -73,6 +73,7 @@ class TensorCore:
         self.queues: dict[int, list[Pending]] = {}        # pipeline key -> pending effects
         self.stores: dict[int, list[Callable[[], None]]] = {}
         self.seq = 0
+        self._mask: np.ndarray | None = None                # cached allocated-column mask
         m.cta_exit_hooks.append(self.on_cta_exit)
 
     # -- allocation ----------------------------------------------------------------------------
@@ -97,6 +98,7 @@ class TensorCore:
             if not used[start:start + ncols].any():
                 self.allocs[cta][start] = ncols
                 self.last_ncols[cta] = ncols
+                self._mask = None
                 return start
         raise Deadlock(f"tcgen05.alloc of {ncols} columns in CTA {cta} would block for ever: "
                        f"{int((~used).sum())} of 512 columns free, none in an aligned block (R8)")
@@ -108,6 +110,28 @@ class TensorCore:
             raise SpecError(SECTION_ALLOC, "R6 dealloc", f"tcgen05.dealloc expects a live allocation "
                             f"(taddr, nCols) of CTA {cta} (live: {live}), but got taddr 0x{int(taddr):x}, nCols {ncols}")
         del self.allocs[cta][int(col)]
+        self._mask = None
+
+    def column_mask(self) -> np.ndarray:
+        """bool ``[cta, column]``: allocated columns of every CTA (cached until alloc/dealloc)."""
+        if self._mask is None:
+            self._mask = np.stack([self.allocated(c) for c in range(self.m.ncta)])
+        return self._mask
+
+    def require_cells(self, cta, lanes, cols, what: str) -> None:
+        """Raise unless every (cta, lane, column) is inside Tensor Memory and allocated."""
+        lanes, cols = np.asarray(lanes), np.asarray(cols)
+        if lanes.size == 0:
+            return
+        if lanes.min() < 0 or lanes.max() >= LANES or cols.min() < 0 or cols.max() >= COLUMNS:
+            raise SpecError("9.7.16.1", "Tensor Memory shape", f"{what}: cells expect lanes < {LANES} and columns < "
+                            f"{COLUMNS}, but got lanes {int(lanes.min())}..{int(lanes.max())}, columns "
+                            f"{int(cols.min())}..{int(cols.max())}")
+        ok = self.column_mask()[np.broadcast_to(cta, cols.shape), cols]
+        if not ok.all():
+            k = np.unravel_index(int(np.flatnonzero(~ok.ravel())[0]), ok.shape)
+            c = int(np.broadcast_to(cta, cols.shape)[k])
+            raise SimError(f"{what}: Tensor Memory column {int(cols[k])} of CTA {c} is not allocated")
 
     def require_allocated(self, cta: int, col0: int, ncols: int, what: str) -> None:
         """Raise unless columns [col0, col0 + ncols) of ``cta`` are allocated."""
