@@ -23,6 +23,7 @@ import conformance.sim.ops_cvt  # noqa: F401
 import conformance.sim.ops_mbarrier  # noqa: F401
 import conformance.sim.ops_mem  # noqa: F401
 import conformance.sim.ops_tcgen05  # noqa: F401
+import conformance.sim.ops_tcgen05_cp  # noqa: F401
 import conformance.sim.ops_tcgen05_ldst  # noqa: F401
 from conformance.sim import scheduler
 from conformance.sim.compiler import KernelProgram
