@@ -3,7 +3,8 @@
 :func:`harness` writes one kernel (real PTX; ``tests/test_sim_assemble.py`` assembles every
 kernel of :data:`KERNELS` with ptxas) around the instruction(s) under test:
 
-1. stage ``smem_bytes`` of the case image from ``in + 0`` into a 1024-aligned shared buffer;
+1. stage ``smem_bytes`` of the case image from ``in + rank * smem_bytes`` into a 1024-aligned shared
+   buffer (rank: the CTA's rank in a cta_group::2 pair, else 0);
 2. warp 0 (of each CTA) allocates 512 Tensor Memory columns;
 3. preload: every thread stores ``preload`` words (``in + PRELOAD + 4 * preload * tid``) into its
    lane with ``tcgen05.st.32x32b.x<preload>`` from column 0 (text-defined map: thread t <-> lane
@@ -67,7 +68,9 @@ def harness(name: str, *, warp_body=(), issue=(), preload: int = 0, readback=(),
             "mov.u32 %r0, sbuf;", "add.u32 %r0, %r0, 1023;", "and.b32 %sbase, %r0, -1024;",
             "shl.b32 %r1, %tix, 2;",
             "STAGE:", f"setp.ge.u32 %p1, %r1, {smem_bytes};", "@%p1 bra STAGED;",
-            "cvt.u64.u32 %rd1, %r1;", "add.s64 %rd1, %in, %rd1;", "ld.global.u32 %r2, [%rd1];",
+            "cvt.u64.u32 %rd1, %r1;", "add.s64 %rd1, %in, %rd1;",
+            *([f"mul.wide.u32 %rd4, %crank, {smem_bytes};", "add.s64 %rd1, %rd1, %rd4;"] if cg == 2 else []),
+            "ld.global.u32 %r2, [%rd1];",
             "add.u32 %r3, %sbase, %r1;", "st.shared.u32 [%r3], %r2;", "add.u32 %r1, %r1, 512;",
             "bra.uni STAGE;", "STAGED:",
         ]

@@ -122,12 +122,14 @@ def test_cp_decompression(fmt, bits):
 
 
 def test_cp_cta_pair_reads_each_ctas_own_shared_memory():
-    data = source_bytes(128, 32, seed=3)
+    data = [source_bytes(128, 32, seed=3), source_bytes(128, 32, seed=40)]
     ptx = harness("cppair", cta_group=2, smem_bytes=0x8000, issue=issue_cp("tcgen05.cp.cta_group::2.128x256b"),
                   readback=((0, 8),))
-    out = run(ptx, inputs(image_k_major(data), desc_bits(0, 128, 256)), 8, ctas=2)
+    block = inputs(image_k_major(data[0]), desc_bits(0, 128, 256))
+    block[0x8000:0x10000] = image_k_major(data[1])               # rank 1 stages from in + 0x8000
+    out = run(ptx, block, 8, ctas=2)
     for c in range(2):
-        assert all(out[c, r].tolist() == words_of(data[r]) for r in range(128))
+        assert all(out[c, r].tolist() == words_of(data[c][r]) for r in range(128))
 
 
 def test_smem_desc_fault_changes_the_copy():

@@ -25,6 +25,7 @@ import conformance.sim.ops_mem  # noqa: F401
 import conformance.sim.ops_tcgen05  # noqa: F401
 import conformance.sim.ops_tcgen05_cp  # noqa: F401
 import conformance.sim.ops_tcgen05_ldst  # noqa: F401
+import conformance.sim.ops_tcgen05_mma  # noqa: F401
 from conformance.sim import scheduler
 from conformance.sim.compiler import KernelProgram
 from conformance.sim.errors import Livelock, SimError, StepLimit, UnimplementedError

@@ -107,6 +107,11 @@ HOOKS: dict[str, HookSpec] = {
         "row, col (broadcastable index arrays), kind, d_type, d_in (accumulator read, or None), "
         "enable_input_d, instr, cta",
         "tcgen05.mma* and warp-level mma.sp, just before write-back"),
+    "mma_operands": HookSpec(
+        "conformance.sim.mma_arith.MmaOperands: enable_input_d, scale_input_d, disable_output_lane (bit "
+        "128*cta + lane, or None), column_shift (.ws)",
+        "kind, instr, cta",
+        "tcgen05.mma*: after reading the operands that are not in a descriptor, at issue"),
     "mbarrier": HookSpec(
         "MbarrierEvent",
         "instr, cta",

@@ -1,0 +1,180 @@
+"""The arithmetic of one simulated MMA, and the decoded values the MMA fault hooks see.
+
+The tcgen05.mma and mma.sp handlers gather the *logical* operands the hardware would use (A with
+sparsity expanded and .ashift applied, B with the column shift and zero-column mask, scale
+factors, C) into an :class:`MmaCase`; :func:`mma_arithmetic` turns it into D codes. That function
+is the **one call site of the MMA numerics**: it calls the reference MMA model's bit-exact
+hardware numerics (``reference.numerics_hw``, "MMA-Sim" sm_100 facts) when that module is present
+on this branch, and otherwise the interim model below (marked ``INTERIM``), which is exact for the
+exact-by-construction inputs of the semantic tests: products exact, summed in float64, rounded
+once to D (f32 toward zero, f16 to nearest even), NaN results canonical.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+
+from reference import formats as F
+
+S32_MIN, S32_MAX = -(1 << 31), (1 << 31) - 1
+CANONICAL_NAN = {"f32": 0x7FFFFFFF, "f16": 0x7FFF}
+HAVE_HW_MODEL = importlib.util.find_spec("reference.numerics_hw") is not None
+
+
+@dataclass(frozen=True)
+class MmaOperands:
+    """Instruction operands of a tcgen05.mma that are not in a descriptor (hook ``mma_operands``).
+
+    ``disable_output_lane``: bit ``128*cta + lane`` set = that lane of D is not written (None: the
+    operand is absent). ``column_shift``: B columns skipped by a .ws MMA (zero-column mask
+    descriptor bits 56-61; 0 without one).
+    """
+
+    enable_input_d: bool
+    scale_input_d: int = 0
+    disable_output_lane: int | None = None
+    column_shift: int = 0
+
+
+@dataclass(frozen=True)
+class ScaleFactors:
+    """Scale factor codes as read from Tensor Memory (hook ``scale_factors``).
+
+    ``a``: ``uint8[M, SF]`` (row i of A, chunk s), ``b``: ``uint8[N, SF]`` (column j of B);
+    ``a_id``/``b_id`` the ids they were read with; ``scale_type`` ue8m0 or ue4m3.
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    a_id: int
+    b_id: int
+    scale_type: str
+
+
+def decode_scales(scale_type: str, codes) -> np.ndarray:
+    """Scale values: ue8m0 = 2^(code-127) (0xFF NaN), ue4m3 ignores its sign bit (reference.formats)."""
+    return F.decode(scale_type, np.asarray(codes, dtype=np.uint8))
+
+
+@dataclass(frozen=True)
+class MmaCase:
+    """Everything that decides D's value (logical, after every decoded effect and hook).
+
+    ``a``: ``M x K`` codes (sparse A already expanded: dropped elements code 0), ``b``: ``K x N``
+    codes, ``b_zero``: bool N (zero-column mask), ``c``: D before (``M x N`` codes), ``sa``/``sb``:
+    scale codes ``M x SF`` / ``SF x N`` (None without block scaling). ``rounding`` None = the
+    hardware's; ``scale_decode(scale_type, codes)`` the scale values.
+    """
+
+    kind: str
+    d_type: str
+    a_type: str
+    b_type: str
+    a: np.ndarray
+    b: np.ndarray
+    c: np.ndarray
+    b_zero: np.ndarray | None = None
+    sparse: bool = False
+    negate_a: bool = False
+    negate_b: bool = False
+    saturate: bool = False
+    enable_input_d: bool = True
+    scale_input_d: int = 0
+    sa: np.ndarray | None = None
+    sb: np.ndarray | None = None
+    scale_type: str | None = None
+    rounding: str | None = None
+    scale_decode: Callable = field(default=decode_scales)
+
+
+def _values(case: MmaCase) -> tuple[np.ndarray, np.ndarray]:
+    a = F.decode(case.a_type, case.a).astype(np.float64)
+    b = F.decode(case.b_type, case.b).astype(np.float64)
+    if case.b_zero is not None:
+        b = np.where(np.asarray(case.b_zero)[None, :], 0.0, b)
+    return (-a if case.negate_a else a), (-b if case.negate_b else b)
+
+
+def _scales_per_k(case: MmaCase, k: int):
+    if case.sa is None:
+        return None, None
+    sa = case.scale_decode(case.scale_type, case.sa).astype(np.float64)
+    sb = case.scale_decode(case.scale_type, case.sb).astype(np.float64)
+    return np.repeat(sa, k // sa.shape[1], axis=1), np.repeat(sb, k // sb.shape[0], axis=0)
+
+
+def integer_d(case: MmaCase) -> np.ndarray:
+    """kind::i8: exact s32 sum, clamped (saturate) or wrapped modulo 2^32 (§9.7.16.4.2 Table 42 bit 3)."""
+    a, b = F.decode(case.a_type, case.a).astype(np.int64), F.decode(case.b_type, case.b).astype(np.int64)
+    if case.b_zero is not None:
+        b = np.where(np.asarray(case.b_zero)[None, :], 0, b)
+    c = F.decode("s32", case.c).astype(np.int64) if case.enable_input_d else 0
+    exact = a @ b + c
+    d = np.clip(exact, S32_MIN, S32_MAX) if case.saturate else ((exact - S32_MIN) % (1 << 32)) + S32_MIN
+    return (d & 0xFFFFFFFF).astype(np.uint32)
+
+
+def _d_codes(values: np.ndarray, d_type: str, rounding: str) -> np.ndarray:
+    """INTERIM rounding of exact-ish float64 values to D codes (canonical NaN)."""
+    if d_type == "f16":
+        if rounding == "rz":
+            raise ValueError("INTERIM numerics: f16 D only rounds to nearest even")
+        out = values.astype(np.float16).view(np.uint16).astype(np.uint32)
+    else:
+        f = values.astype(np.float32)          # RNE
+        if rounding == "rz":                   # step back toward zero where RNE went away from it
+            away = np.abs(f.astype(np.float64)) > np.abs(values)
+            f = np.where(away & np.isfinite(values), np.nextafter(f, np.float32(0)), f)
+        out = f.view(np.uint32)
+    return np.where(np.isnan(values), np.uint32(CANONICAL_NAN[d_type]), out).astype(np.uint32)
+
+
+def _hw_rounding(case: MmaCase) -> str:
+    return case.rounding or ("rne" if case.d_type == "f16" else "rz")
+
+
+@contextlib.contextmanager
+def _hw_rounding_override(case: MmaCase):
+    """Let a fault's ``rounding`` reach the hardware model (its parameters are a module table)."""
+    if case.rounding is None:
+        yield
+        return
+    from reference import numerics_hw as HW
+    key = (case.kind, case.d_type)
+    saved = HW.HW_PARAMS[key]
+    HW.HW_PARAMS[key] = replace(saved, rounding=case.rounding)
+    try:
+        yield
+    finally:
+        HW.HW_PARAMS[key] = saved
+
+
+def mma_arithmetic(case: MmaCase) -> np.ndarray:
+    """D codes (``uint32[M, N]``; f16 in the low 16 bits) of one MMA: THE numerics call site."""
+    if case.kind == "i8":
+        return integer_d(case)
+    a, b = _values(case)
+    k = a.shape[1]
+    sa, sb = _scales_per_k(case, k)
+    c = F.decode(case.d_type, case.c.astype(np.uint16 if case.d_type == "f16" else np.uint32)) \
+        if case.enable_input_d else np.zeros(case.c.shape)
+    c = np.asarray(c, dtype=np.float64)
+    if HAVE_HW_MODEL:
+        from reference import numerics_hw as HW
+        prm = HW.hw_params(case.kind, case.d_type)
+        with _hw_rounding_override(case):
+            value = HW.hw_fused(case.kind, case.d_type, a, b, c, a_fmt=case.a_type, b_fmt=case.b_type, sa=sa, sb=sb,
+                                scale_fmt=case.scale_type, c_shift=case.scale_input_d if case.enable_input_d else 0,
+                                step=prm.step * (2 if case.sparse else 1))
+            return HW.d_codes(value, case.d_type).astype(np.uint32)
+    # INTERIM (until reference/numerics_hw.py is on main): one exact-ish float64 sum, one rounding
+    aa = a if sa is None else a * sa
+    bb = b if sb is None else b * sb
+    with np.errstate(invalid="ignore", over="ignore"):
+        value = aa @ bb + c * 2.0 ** -case.scale_input_d
+    return _d_codes(value, case.d_type, _hw_rounding(case))

@@ -1,0 +1,183 @@
+"""MMA operands that live in Tensor Memory: A, the sparsity metadata, the scale factors.
+
+PTX ISA §9.7.16.10.4 (A packing), §9.7.16.10.5 (data-path lanes), §9.7.16.10.7.2-3 (scale factor
+A/B ids, Figures 231-258 missing), §9.7.16.10.8.4 (sparsity selector, Figures 262-267 missing).
+Every function maps a *logical* operand to Tensor Memory cells and back; ``pack_*`` writes
+(generators, tests), ``read_*`` reads (the simulated device), written apart so a round trip
+checks both. Cells are ``uint32[lanes, columns]`` arrays relative to the operand's address.
+
+**Rows (A and metadata).** Row ``i`` of A (and of the metadata matrix) lives in the lane of the
+data path that computes row ``i`` of D: the lane of D[i][0] (``reference.datapath_layouts``), with
+the same lane alignment as D for Layouts C/F (§9.7.16.10.8.5 "must use the same alignment across
+matrices A, D and the sparsity metadata matrix"). Decision for the .ws layouts E/G, whose rows are
+computed in several lane quarters: the first (lane i), as CUTLASS's ``tmem_frg_ws`` A atoms.
+
+**A packing** (§9.7.16.10.4): elements of a row fill 32-bit cells little-endian from the
+operand's column: 32-bit (tf32) one per cell, 16-bit two, 8-bit four; 4/6-bit types of
+f8f6f4/mxf8f6f4 one per 8-bit container (``reference.tmem_packing``; the text states it for
+mxf8f6f4, the same container is the decision for f8f6f4), e2m1 of mxf4/mxf4nvf4 two per byte.
+
+**Metadata** (Figures 262-267 missing; decision, needs a hardware case): row i's nibbles (chunk j
+at bits 4*(j%8) of word j//8, the order of the mma model's ``pack_metadata_words`` and of LLVM's
+sparse MMA tests) in consecutive cells from the metadata column. f16/tf32 need one word per row
+and MMA; the sparsity selector (0-3) picks the cell ``column + selector``. The 8-bit and 4-bit
+kinds need two words, selector 0 ("all of the columns are selected"). CUTLASS's ``tmem_e_frg``
+interleaves rows for f16/tf32 (rows 8-15 of each 16 four columns further); not modelled.
+
+**Scale factors** (Figures 231-258 missing): CUTLASS ``tmem_sf_frg`` (``ScaleFactorDuplicated4by1``):
+scale factor ``s`` of row/column ``x`` is byte ``scale_id + s`` of the cell at lane ``x % 32`` and
+column ``x // 32``, replicated in every 32-lane quarter ("Scale factors for A and B matrices need to
+be duplicated to all 32 lane partitions", §9.7.16.10.7). The id is the byte offset (1X: 0-3; 2X:
+0 or 2; 4X: 0). K = 96 (3X/6X, sm_103a, Figures 234-239) is not modelled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reference.datapath_layouts import DatapathLayout, d_location
+from reference.errors import SpecError, expects_but_got
+from reference.tmem_packing import bytes_to_words, container_byte, container_code, pack_a_row, unpack_a_row, words_to_bytes
+
+SECTION_A = "9.7.16.10.4.2"
+SECTION_META = "9.7.16.10.8.4"
+SECTION_SF = "9.7.16.10.7"
+QUARTER = 32
+ELEMENT_BITS = {"tf32": 32, "f16": 16, "bf16": 16, "e4m3": 8, "e5m2": 8, "u8": 8, "s8": 8,
+                "e2m3": 6, "e3m2": 6, "e2m1": 4}
+META_WORDS = {"tf32": 1, "f16": 1, "f8f6f4": 2, "mxf8f6f4": 2, "i8": 2, "mxf4": 2, "mxf4nvf4": 2}
+
+
+def row_lanes(layout: DatapathLayout, lane_offset: int = 0) -> np.ndarray:
+    """``(cta, lane)`` ``int[M, 2]`` of each row of A / metadata (module docstring)."""
+    i = np.arange(layout.m)
+    cta, lane, _ = d_location(layout, 256, i, np.zeros_like(i), lane_offset)
+    return np.stack([np.broadcast_to(cta, i.shape), lane], axis=1)
+
+
+# -- A ------------------------------------------------------------------------------------------
+
+def a_columns(kind: str, a_type: str, k: int) -> int:
+    """Cells one row of ``k`` A elements takes in Tensor Memory."""
+    if kind in ("mxf4", "mxf4nvf4"):
+        return -(-k // 8)
+    bits = _slot_bits(kind, a_type)
+    return -(-k * bits // 32)
+
+
+def _slot_bits(kind: str, a_type: str) -> int:
+    if a_type not in ELEMENT_BITS:
+        raise SpecError(SECTION_A, "A packing", expects_but_got("A type", "one of " + ", ".join(ELEMENT_BITS), a_type))
+    bits = ELEMENT_BITS[a_type]
+    return 8 if bits < 8 else bits
+
+
+def pack_a(kind: str, a_type: str, codes) -> np.ndarray:
+    """``uint32[rows, cells]``: rows of A codes packed as Tensor Memory cells."""
+    arr = np.asarray(codes, dtype=np.uint64)
+    if kind in ("mxf4", "mxf4nvf4", "mxf8f6f4"):
+        return np.stack([pack_a_row(kind, a_type, row) for row in arr])
+    bits = _slot_bits(kind, a_type)
+    if ELEMENT_BITS[a_type] < 8:
+        return np.stack([bytes_to_words(container_byte(a_type, row)) for row in arr])
+    per = 32 // bits
+    rows, k = arr.shape
+    padded = np.zeros((rows, -(-k // per) * per), dtype=np.uint64)
+    padded[:, :k] = arr & np.uint64((1 << bits) - 1)
+    shifts = (np.arange(per, dtype=np.uint64) * np.uint64(bits))[None, None, :]
+    return (padded.reshape(rows, -1, per) << shifts).sum(axis=-1).astype(np.uint32)
+
+
+def read_a(kind: str, a_type: str, cells, k: int) -> np.ndarray:
+    """``uint64[rows, k]`` A codes from ``uint32[rows, cells]`` (inverse of :func:`pack_a`)."""
+    words = np.asarray(cells, dtype=np.uint32)
+    if kind in ("mxf4", "mxf4nvf4", "mxf8f6f4"):
+        return np.stack([unpack_a_row(kind, a_type, row, k) for row in words]).astype(np.uint64)
+    if ELEMENT_BITS.get(a_type, 8) < 8:
+        return np.stack([container_code(a_type, words_to_bytes(row)[:k]) for row in words]).astype(np.uint64)
+    bits = _slot_bits(kind, a_type)
+    e = np.arange(k)
+    w = words[:, e * bits // 32].astype(np.uint64)
+    return (w >> ((e * bits % 32).astype(np.uint64))[None, :]) & np.uint64((1 << bits) - 1)
+
+
+# -- sparsity metadata --------------------------------------------------------------------------
+
+def metadata_cells(kind: str, selector: int) -> tuple[int, int]:
+    """(first cell, number of cells) of one row's metadata, relative to the metadata column."""
+    if kind not in META_WORDS:
+        raise SpecError(SECTION_META, "sparse kinds", expects_but_got("kind", "one of " + ", ".join(META_WORDS), kind))
+    if not 0 <= selector <= 3:
+        raise SpecError(SECTION_META, "sparsity selector", expects_but_got("sparsity selector", "0..3", selector))
+    words = META_WORDS[kind]
+    return (selector if words == 1 else 0), words
+
+
+def pack_metadata(kind: str, nibbles, selector: int = 0) -> np.ndarray:
+    """``uint32[rows, first + words]`` cells holding the metadata nibbles (other cells 0)."""
+    nib = np.asarray(nibbles, dtype=np.uint64)
+    first, words = metadata_cells(kind, selector)
+    rows, chunks = nib.shape
+    if chunks > 8 * words:
+        raise SpecError(SECTION_META, "metadata", expects_but_got(f"chunks per row for kind::{kind}", f"at most {8 * words}", chunks))
+    padded = np.zeros((rows, 8 * words), dtype=np.uint64)
+    padded[:, :chunks] = nib & np.uint64(15)
+    shifts = (4 * np.arange(8, dtype=np.uint64))[None, None, :]
+    out = np.zeros((rows, first + words), dtype=np.uint32)
+    out[:, first:] = (padded.reshape(rows, words, 8) << shifts).sum(axis=-1).astype(np.uint32)
+    return out
+
+
+def read_metadata(kind: str, cells, chunks: int, selector: int = 0) -> np.ndarray:
+    """``uint8[rows, chunks]`` nibbles from a row's cells (inverse of :func:`pack_metadata`)."""
+    first, words = metadata_cells(kind, selector)
+    w = np.asarray(cells, dtype=np.uint32)[:, first:first + words].astype(np.uint64)
+    j = np.arange(chunks)
+    return ((w[:, j // 8] >> (4 * (j % 8)).astype(np.uint64)[None, :]) & np.uint64(15)).astype(np.uint8)
+
+
+# -- scale factors ------------------------------------------------------------------------------
+
+def scale_factor_columns(mn: int) -> int:
+    """Cells (columns) the scale factors of ``mn`` rows/columns occupy."""
+    return -(-mn // QUARTER)
+
+
+def check_scale_id(sf: int, scale_id: int) -> None:
+    if sf not in (1, 2, 4) or not 0 <= scale_id or scale_id + sf > 4 or scale_id % sf:
+        raise SpecError(SECTION_SF, "scale factor id", expects_but_got(
+            f"scale factor id with {sf} scale factors per row", "a byte offset b with b % SF == 0 and b + SF <= 4 "
+            "(SF 3 and 6, K = 96, not modelled)", scale_id))
+
+
+def pack_scale_factors(codes, scale_id: int = 0) -> np.ndarray:
+    """``uint32[128, columns]``: ``codes[x, s]`` (uint8, mn x SF) placed in every lane quarter."""
+    c = np.asarray(codes, dtype=np.uint32)
+    mn, sf = c.shape
+    check_scale_id(sf, scale_id)
+    cells = np.zeros((QUARTER, scale_factor_columns(mn)), dtype=np.uint32)
+    x = np.arange(mn)
+    for s in range(sf):
+        cells[x % QUARTER, x // QUARTER] |= (c[:, s] & 0xFF) << np.uint32(8 * (scale_id + s))
+    return np.tile(cells, (4, 1))
+
+
+def read_scale_factors(cells, mn: int, sf: int, scale_id: int) -> np.ndarray:
+    """``uint8[4, mn, SF]``: the scale factors as each lane quarter holds them (cells: 128 lanes)."""
+    check_scale_id(sf, scale_id)
+    w = np.asarray(cells, dtype=np.uint32).reshape(4, QUARTER, -1)
+    x = np.arange(mn)
+    per = w[:, x % QUARTER, x // QUARTER]                                # (4, mn)
+    shifts = (8 * (scale_id + np.arange(sf))).astype(np.uint32)
+    return ((per[..., None] >> shifts[None, None, :]) & np.uint32(0xFF)).astype(np.uint8)
+
+
+def replicated(per_quarter: np.ndarray) -> np.ndarray:
+    """The scale factors when all four quarters agree; SpecError otherwise (§9.7.16.10.7)."""
+    same = (per_quarter == per_quarter[:1]).all(axis=0)
+    if not same.all():
+        x, s = (int(v) for v in np.argwhere(~same)[0])
+        raise SpecError(SECTION_SF, "scale factors duplicated to all 32 lane partitions", expects_but_got(
+            f"scale factor {s} of row/column {x} in lane quarters 0-3", "the same byte",
+            [int(v) for v in per_quarter[:, x, s]]))
+    return per_quarter[0]
