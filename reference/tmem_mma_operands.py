@@ -37,7 +37,14 @@ import numpy as np
 
 from reference.datapath_layouts import DatapathLayout, d_location
 from reference.errors import SpecError, expects_but_got
-from reference.tmem_packing import bytes_to_words, container_byte, container_code, pack_a_row, unpack_a_row, words_to_bytes
+from reference.tmem_packing import (
+    bytes_to_words,
+    container_byte,
+    container_code,
+    pack_a_row,
+    unpack_a_row,
+    words_to_bytes,
+)
 
 SECTION_A = "9.7.16.10.4.2"
 SECTION_META = "9.7.16.10.8.4"
