@@ -162,6 +162,16 @@ def _scales(op: MmaOp, scale_a, scale_b):
     return BS.per_k(BS.scale_values(op.scale_type, sa), BS.scale_values(op.scale_type, sb), op.k)
 
 
+def _decode_d(d_type: str, codes: np.ndarray) -> np.ndarray:
+    """Values of D codes. Fast path: every uint32 is an f32 code and every uint16 an f16 code, so
+    a reinterpretation equals ``formats.decode``; other dtypes go through it (with validation)."""
+    if d_type == "f32" and codes.dtype == np.uint32:
+        return codes.view(np.float32).astype(np.float64)
+    if d_type == "f16" and codes.dtype == np.uint16:
+        return codes.view(np.float16).astype(np.float64)
+    return F.decode(d_type, codes)
+
+
 def integer_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, saturate: bool) -> np.ndarray:
     """s32 result of kind::i8: exact sum, then clamp (saturate) or wrap modulo 2^32."""
     exact = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
@@ -184,14 +194,14 @@ def mma(op: MmaOp, a, b, c, *, model: str = "spec", meta=None, scale_a=None, sca
     c = np.asarray(c)
     if c.shape != (op.m, op.n):
         raise _shape_err("C (D before the MMA)", (op.m, op.n), c.shape)
-    c_val = F.decode(op.d_type, c)
+    c_val = _decode_d(op.d_type, c)
     shape = (op.m, op.n)
     if op.kind == "i8":
         c_term = c_val if op.enable_input_d else np.zeros(shape, dtype=np.int64)
         d_int = integer_mma(a_val, b_val, c_term, op.saturate)
         d, value, tol = F.encode("s32", d_int), d_int.astype(np.float64), np.zeros(shape)
     elif model == "spec":
-        c_term = c_val * 2.0 ** -op.scale_input_d if op.enable_input_d else np.zeros(shape)
+        c_term = (c_val * 2.0 ** -op.scale_input_d if op.scale_input_d else c_val) if op.enable_input_d else np.zeros(shape)
         value, tol = NS.spec_fused(op.kind, op.d_type, a_val, b_val, c_term, a_fmt=op.a_type, b_fmt=op.b_type,
                                    sa=sa, sb=sb, scale_fmt=op.scale_type)
         d = NS.representative_codes(value, op.d_type)

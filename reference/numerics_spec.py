@@ -10,8 +10,8 @@ that as: the K products and C are added in any order, each addition (and, for bl
 each scaled product) rounded toward zero or to nearest in a format with P significand bits and
 the accumulator's subnormal range; the result is rounded toward zero or to nearest into D.
 
-Bound, per output element (V exact value, S = sum of |terms|, n = K + 1 rounding steps, 2K + 1
-for block-scaled kinds)::
+Bound, per output element (V exact value, S = sum of |terms|, n = rounding steps: (nonzero
+terms) - 1 additions, plus one per nonzero scaled product for block-scaled kinds)::
 
     tol = 0                                  if "exact" (below)
     tol = ulp_D(|V|)                         if the accumulation is exact but V is not a D value
@@ -64,16 +64,19 @@ def _pow2(e: np.ndarray) -> np.ndarray:
     return ((np.asarray(e, dtype=np.int64) + 1023) << 52).view(np.float64)
 
 
-def _ulp(x: np.ndarray, bits_after_point: int, emin: int) -> np.ndarray:
+def _ulp(x: np.ndarray, bits_after_point: int, emin: int, out: np.ndarray | None = None) -> np.ndarray:
     """2^(max(floor(log2 x), emin) - bits_after_point) for x >= 0; x = 0 gives the subnormal quantum.
 
     Bit-level: clearing the mantissa of max(x, 2^emin) leaves 2^floor(log2); lowering its exponent
     field by ``bits_after_point`` divides by 2^bits_after_point (results stay normal in float64).
+    ``out`` may be ``x`` itself.
     """
-    field = np.maximum(x, 2.0 ** emin).view(np.int64) >> 52
+    res = np.maximum(x, 2.0 ** emin, out=out)
+    field = res.view(np.int64)
+    field >>= 52
     field -= bits_after_point
     field <<= 52
-    return field.view(np.float64)
+    return res
 
 
 def lsb_exponent(x: np.ndarray) -> np.ndarray:
@@ -113,51 +116,70 @@ def spec_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=No
     scale values broadcast along K.
     """
     a, b, c = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
+    sa = None if sa is None else np.asarray(sa, dtype=np.float64)
+    return _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt)
+
+
+def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt):
+    """The body of spec_fused, written with in-place operations: large temporaries are
+    expensive (page faults) and dominate the cost on small K."""
     with np.errstate(invalid="ignore", over="ignore"):
-        aa = a if sa is None else a * np.asarray(sa, dtype=np.float64)
+        aa = a if sa is None else a * sa
         bb = b if sb is None else b * np.asarray(sb, dtype=np.float64)
     k = a.shape[1]
     finite_in = all(np.isfinite(x).all() for x in (aa, bb, c))
     special = None if finite_in else _special(aa, bb, c)
     aa_f, bb_f, c_f = (aa, bb, c) if finite_in else (np.where(np.isfinite(x), x, 0.0) for x in (aa, bb, c))
-
-    value = aa_f @ bb_f
-    value += c_f
-    total_abs = np.abs(aa_f) @ np.abs(bb_f)
-    total_abs += np.abs(c_f)
+    abs_a, abs_b = np.abs(aa_f), np.abs(bb_f)
     p_acc, emin_acc = accumulator(kind, d_type)
     p_d, emin_d, max_d = D_PRECISION[d_type]
 
-    sub_a = _subnormal(a, a_fmt) | (False if sa is None else _subnormal(np.asarray(sa), scale_fmt))
+    value = aa_f @ bb_f
+    value += c_f
+    total_abs = abs_a @ abs_b
+    scratch = np.abs(c_f)
+    total_abs += scratch
+
+    sub_a = _subnormal(a, a_fmt) | (False if sa is None else _subnormal(sa, scale_fmt))
     sub_b = _subnormal(b, b_fmt) | (False if sb is None else _subnormal(np.asarray(sb), scale_fmt))
-    s_prime, flush, touched = total_abs, 0.0, None
+    s_prime, flush, touched = total_abs, None, None
     if sub_a.any() or sub_b.any():
-        flush = np.abs(aa_f * sub_a) @ np.abs(bb_f) + np.abs(aa_f) @ np.abs(bb_f * sub_b)
-        nom_a = np.where(sub_a, np.maximum(np.abs(aa_f), _nominal(a_fmt, sa, sub_a.shape)), np.abs(aa_f))
-        nom_b = np.where(sub_b, np.maximum(np.abs(bb_f), _nominal(b_fmt, sb, sub_b.shape)), np.abs(bb_f))
-        s_prime = np.maximum(total_abs, nom_a @ nom_b)
+        # flush: sum of |t| over terms with a subnormal factor (one matmul on stacked operands)
+        flush = np.hstack([abs_a * sub_a, abs_a]) @ np.vstack([abs_b, abs_b * sub_b])
+        nom_a = np.where(sub_a, np.maximum(abs_a, _nominal(a_fmt, sa, sub_a.shape)), abs_a)
+        nom_b = np.where(sub_b, np.maximum(abs_b, _nominal(b_fmt, sb, sub_b.shape)), abs_b)
+        s_prime = nom_a @ nom_b                    # >= S: nominal magnitudes only grow
+        s_prime += scratch
         touched = sub_a.any(axis=1)[:, None] | sub_b.any(axis=0)[None, :]
 
-    steps = 2 * k + 1 if sa is not None else k + 1
-    # (k+1) 2^-52 S (float64 summation here) <= (k+1) 2^-27 ulp_P(S) for P <= 24: folded in
-    acc_err = _ulp(s_prime, p_acc - 1, emin_acc)
-    acc_err *= steps + (k + 1) * 2.0 ** -27
-    tol = np.abs(value)
-    tol += acc_err
-    tol = _ulp(tol, p_d, emin_d)
-    tol += acc_err
-    tol += flush
+    work = np.empty_like(value)
+    exact = _exact_elements(abs_a, abs_b, c_f, total_abs, p_acc, emin_acc, touched, work)
+    over = s_prime >= (2.0 ** 128 if p_acc == 24 else 65520.0)
 
-    exact = _exact_elements(aa_f, bb_f, c_f, total_abs, p_acc, emin_acc, touched)
+    # rounding steps: additions of nonzero terms (n - 1), plus each scaled product (block scaling);
+    # (k+1) 2^-52 S of float64 summation here is <= (k+1) 2^-27 ulp_P(S) for P <= 24: folded in
+    steps = np.matmul((abs_a != 0).astype(np.float64), (abs_b != 0).astype(np.float64), out=work)
+    if sa is not None:
+        steps *= 2
+    steps += c_f != 0
+    steps -= 1
+    np.maximum(steps, 0, out=steps)
+    steps += (k + 1) * 2.0 ** -27
+    acc_err = _ulp(s_prime, p_acc - 1, emin_acc, out=s_prime)      # S' is not needed after this
+    acc_err *= steps
+    tol = np.abs(value, out=scratch)
+    tol += acc_err
+    _ulp(tol, p_d, emin_d, out=tol)
+    tol += acc_err
+    if flush is not None:
+        tol += flush
     if exact is not None:
         v = value[exact]
         with np.errstate(over="ignore"):
             in_d = (v.astype(np.float32 if d_type == "f32" else np.float16).astype(np.float64) == v) & (np.abs(v) <= max_d)
         tol[exact] = np.where(in_d, 0.0, _ulp(np.abs(v), p_d, emin_d))
-    acc_max = 2.0 ** 128 if p_acc == 24 else 65520.0
-    over = s_prime >= acc_max
     if over.any():
-        tol = np.where(over, np.inf, tol)
+        tol[over] = np.inf
 
     if special is not None:
         nonfinite = ~np.isfinite(special)
@@ -166,26 +188,31 @@ def spec_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=No
     return value, tol
 
 
-def _exact_elements(aa, bb, c, total_abs, p_acc, emin_acc, touched):
+def _exact_elements(abs_a, abs_b, c, total_abs, p_acc, emin_acc, touched, work):
     """Mask of elements whose accumulation is exact in every order (module docstring), or None.
 
     All terms of element (m, n) are multiples of 2^g, g = min(lsb over row m of A + lsb over column
     n of B, lsb of C); exact when S < 2^(g + P) and 2^g is no finer than the accumulator's
     smallest subnormal. C's lsb is computed only where the products alone would pass.
     """
-    g = lsb_exponent(aa).min(axis=1)[:, None] + lsb_exponent(bb).min(axis=0)[None, :]
-    floor = emin_acc - p_acc + 1
-    # S < 2^(g + P)  <=>  floor(log2 S) < g + P  (S > 0); integer compare on the exponent field
-    log_s = (total_abs.view(np.int64) >> 52) - 1023
-    cand = (total_abs == 0) | ((g >= floor) & (log_s < g + p_acc))
+    g_a = lsb_exponent(abs_a).min(axis=1)
+    g_b = lsb_exponent(abs_b).min(axis=0)
+    # candidates: S < 2^(g_a + P) * 2^g_b, two cheap passes over M x N (powers clipped to float64)
+    thr = np.ldexp(1.0, np.clip(g_a + p_acc, -1000, 1000))
+    inv = np.ldexp(1.0, np.clip(-g_b, -1000, 1000))
+    cand = np.multiply(total_abs, inv[None, :], out=work) < thr[:, None]
     if touched is not None:
         cand &= ~touched
     if not cand.any():
         return None
-    gc = np.minimum(g[cand], lsb_exponent(c[cand]))
-    ok = (total_abs[cand] == 0) | ((gc >= floor) & (log_s[cand] < gc + p_acc))
-    cand[cand] = ok
-    return cand if cand.any() else None
+    rows, cols = np.nonzero(cand)
+    s = total_abs[rows, cols]
+    g = np.minimum(g_a[rows] + g_b[cols], lsb_exponent(c[rows, cols]))
+    log_s = (s.view(np.int64) >> 52) - 1023
+    ok = (s == 0) | ((g >= emin_acc - p_acc + 1) & (log_s < g + p_acc))
+    exact = np.zeros(total_abs.shape, dtype=bool)
+    exact[rows[ok], cols[ok]] = True
+    return exact if ok.any() else None
 
 
 def _nominal(fmt: str, scale, shape: tuple[int, ...]) -> np.ndarray:
