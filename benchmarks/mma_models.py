@@ -3,18 +3,24 @@
     python3 benchmarks/mma_models.py [--repeats N]
 
 Each case times ``reference.mma_semantics.mma`` end to end (decode, model, D codes) on random
-operand codes; exits 1 if a median misses its target.
+operand codes; exits 1 if a median misses its target. BLAS runs single-threaded unless the
+environment says otherwise (``OPENBLAS_NUM_THREADS`` etc.): the matrices are small, and on a shared
+machine BLAS worker threads spinning for a core cost more than they save.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402  (after the BLAS thread settings)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 

@@ -228,13 +228,12 @@ def representative_codes(value: np.ndarray, d_type: str) -> np.ndarray:
     """A D code for each spec value: round to nearest even (numpy's float64 -> f32/f16 casts
     round once, ties to even, overflow to Inf); NaN -> 0x7FFFFFFF / 0x7FFF."""
     v = np.asarray(value, dtype=np.float64)
-    nan = np.isnan(v)
     with np.errstate(over="ignore"):
-        if d_type == "f32":
-            codes = np.where(nan, 0.0, v).astype(np.float32).view(np.uint32)
-        else:
-            codes = np.where(nan, 0.0, v).astype(np.float16).view(np.uint16)
-    return np.where(nan, np.array(NAN_CODES[d_type], dtype=codes.dtype), codes)
+        codes = v.astype(np.float32).view(np.uint32) if d_type == "f32" else v.astype(np.float16).view(np.uint16)
+    nan = np.isnan(v)
+    if nan.any():
+        codes[nan] = NAN_CODES[d_type]
+    return codes
 
 
 def spec_accepts(d_type: str, got_codes, d_value, d_tol) -> np.ndarray:

@@ -213,6 +213,16 @@ def test_probe_alignment_width_is_25_bits():
     assert _hw("f16", [1, 1, 2.0 ** -13], [1, -1, 2.0 ** -13], 0) == 0.0
 
 
+def test_probe_alignment_truncates_toward_zero():
+    """hardware: a negative term's bits below the LSB are dropped toward zero (trunc), not toward
+    -Inf (floor, the Hopper FP8 behaviour in MMA-Sim's ``tr_fdpa``). 1 - 2^-26: trunc keeps 1.0;
+    floor would give 1 - 2^-25, rounded toward zero to 1 - 2^-24. Open question for FP8 on
+    hardware: this is the case a device run must decide."""
+    assert _hw("f16", [1, -(2.0 ** -13)], [1, 2.0 ** -13], 0) == 1.0
+    # e4m3: C = 256 sets the LSB to 2^-17; the product -2^-18 vanishes (floor: 256 - 2^-16)
+    assert _hw("f8f6f4", [-(2.0 ** -9)], [2.0 ** -9], 256, fmt="e4m3") == 256.0
+
+
 def test_probe_f32_result_rounds_toward_zero():
     """hardware: 1 + 3 * 2^-25 -> 1.0 in f32 (round-to-nearest would give 1 + 2^-23)."""
     got = _hw("f16", [1, 2.0 ** -12, 2.0 ** -12], [1, 2.0 ** -12, 2.0 ** -13], 0)

@@ -46,10 +46,6 @@ def check_exact(results, want_ints, d_type):
         assert np.all(r.d_tol == 0)
 
 
-def _m_for(kind):
-    return 128
-
-
 def _combos():
     out = []
     for kind in T.KINDS:
@@ -67,7 +63,7 @@ def _scale_vec(kind, scale_type):
 def test_every_type_combination_exact(kind, d_type, a_type, b_type, scale_type):
     rng = np.random.default_rng(hash((kind, d_type, a_type, b_type, scale_type)) % 2**32)
     k = T.mma_k(kind, False)
-    m, n = _m_for(kind), 8
+    m, n = 128, 8
     ai, bi = small_ints(rng, (m, k), a_type), small_ints(rng, (k, n), b_type)
     ci = rng.integers(-20, 21, size=(m, n))
     op = MmaOp(kind, a_type, b_type, d_type, m, n, scale_type=scale_type,
