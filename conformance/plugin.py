@@ -7,6 +7,9 @@ from __future__ import annotations
 
 LEVELS = ("smoke", "default", "exhaustive")
 
+# Outcome log, baselines, sharding and crash attribution (results/ + conformance/outcomes_plugin.py).
+pytest_plugins = ["conformance.outcomes_plugin"]
+
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("tcgen05-cts")
@@ -28,5 +31,7 @@ def pytest_addoption(parser) -> None:
                     help="CSV case_id,Status of expected outcomes")
     group.addoption("--flake-reruns", type=int, default=0, metavar="N",
                     help="rerun failing cases N times; a status change is a Flake")
+    group.addoption("--faults-from", action="append", default=[], metavar="FILE",
+                    help="with --device sim: Python file defining FAULTS = [Fault(...)] to activate")
     group.addoption("--shard", default=None, metavar="I/N",
                     help="run every N-th case starting at I (stable stride sharding)")

@@ -121,8 +121,8 @@ class InstrDescriptor:
             if kind != "mxf4" and kind != "mxf4nvf4":
                 absent["k96"] = False
         else:
-            if self.d_type not in T.D_TYPE_CODES:
-                raise _err("Table 42 bits 4-5", expects_but_got("d_type", "one of f16, f32, s32", self.d_type))
+            if self.d_type not in T.D_TYPES_BY_KIND[kind]:
+                raise _err("Table 42 bits 4-5", expects_but_got(f"d_type for kind::{kind}", " or ".join(T.D_TYPES_BY_KIND[kind]), self.d_type))
             if self.max_shift not in T.MAX_SHIFT_CODES:
                 raise _err("Table 42 bits 30-31", expects_but_got("max_shift", "0, 8, 16 or 32", self.max_shift))
             if not isinstance(self.sparsity_selector, int) or not 0 <= self.sparsity_selector <= 3:
@@ -168,8 +168,7 @@ class InstrDescriptor:
                 return cg, w
             except SpecError as exc:
                 first = first or exc
-        assert first is not None
-        raise first
+        raise first  # type: ignore[misc]  # at least one combination was tried
 
     def _check_legal_for(self, cta_group: int, ws: bool) -> None:
         if cta_group not in (1, 2):
@@ -179,9 +178,9 @@ class InstrDescriptor:
         if self.max_shift and not ws:
             raise _err("Table 42 bits 30-31", expects_but_got("max_shift without .ws", "0 (B-reuse shift is a .ws feature)", self.max_shift))
         for side, flag, typ in (("A", self.transpose_a, self.a_type), ("B", self.transpose_b, self.b_type)):
-            if flag and not T.table52_swizzles(_type_bits(typ), "MN"):
-                raise SpecError("9.7.16.10.3", "Table 52", expects_but_got(f"transpose_{side.lower()} with {typ} ({_type_bits(typ)}-bit)", "false (no MN-major layout for this type size)", True))
-        if self.transpose_b and _type_bits(self.b_type) == 8 and self.n not in T.TABLE_50[cta_group]:
+            if flag and not T.table52_swizzles(_slot_bits(typ), "MN"):
+                raise SpecError("9.7.16.10.3", "Table 52", expects_but_got(f"transpose_{side.lower()} with {typ} ({_slot_bits(typ)}-bit)", "false (no MN-major layout for this type size)", True))
+        if self.transpose_b and _slot_bits(self.b_type) == 8 and self.n not in T.TABLE_50[cta_group]:
             raise SpecError("9.7.16.10.1", "Table 50", expects_but_got(f"N for 8-bit transposed B with cta_group::{cta_group}",
                             f"{T.TABLE_50[cta_group][0]} <= N <= 256 in steps of {T.TABLE_50[cta_group][0]}", self.n))
 
@@ -221,9 +220,11 @@ class InstrDescriptor:
 FIELD_NAMES = tuple(f.name for f in fields(InstrDescriptor))
 
 
-def _type_bits(type_word: str) -> int:
+def _slot_bits(type_word: str) -> int:
+    """Bits an A/B element takes in shared memory for the kinds that can transpose (Table 52 note:
+    the 4/6-bit types of f8f6f4/mxf8f6f4 sit in 8-bit slots; mxf4 kinds never transpose)."""
     return {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "s32": 32, "e4m3": 8, "e5m2": 8,
-            "u8": 8, "s8": 8, "e2m3": 6, "e3m2": 6, "e2m1": 4}[type_word]
+            "u8": 8, "s8": 8, "e2m3": 8, "e3m2": 8, "e2m1": 8}[type_word]
 
 
 def _lookup(table: dict[str, int], code: int, what: str, rule: str) -> str:

@@ -214,6 +214,9 @@ SWIZZLE_PATTERN_BYTES: dict[str, int] = {"128B": 1024, "128B_base32B": 1024, "64
 # ---------------------------------------------------------------------------------------------
 
 D_TYPE_CODES: dict[str, int] = {"f16": 0, "f32": 1, "s32": 2}            # Table 42 bits 4-5
+D_TYPES_BY_KIND: dict[str, tuple[str, ...]] = {                            # Table 42 "Values" columns
+    "tf32": ("f32",), "f16": ("f16", "f32"), "f8f6f4": ("f16", "f32"), "i8": ("s32",),
+}
 A_B_TYPE_CODES: dict[str, dict[str, int]] = {                             # Tables 42-44 bits 7-9 / 10-12
     "tf32": {"tf32": 2},
     "f16": {"f16": 0, "bf16": 1},
@@ -283,11 +286,17 @@ MAJORS: tuple[str, ...] = ("K", "MN")
 
 
 def table52_swizzles(type_bits: int, major: str) -> tuple[str, ...]:
-    """Swizzle modes allowed for an operand of ``type_bits``-bit elements (Table 52).
+    """Swizzle modes allowed for an operand whose elements take ``type_bits`` bits of shared memory (Table 52).
 
     K-major ("Row" A / "Column" B): all modes, every type size. MN-major (transposed): 8/16-bit
-    all but 128B with 32B atomicity; 32-bit only 128B with 32B atomicity; 4/6-bit none
-    (the table has no transposed row for them).
+    all but 128B with 32B atomicity; 32-bit only 128B with 32B atomicity; 4-bit (two per byte,
+    kind::mxf4/mxf4nvf4) none.
+
+    ``type_bits`` is the *slot* an element takes in shared memory, not its significant bits: the
+    4/6-bit types of kind::f8f6f4 / mxf8f6f4 sit 16 to a 16-byte unit (§9.7.16.10.4.4), i.e. in
+    8-bit slots, and are treated as 8-bit here. Decision (spec-ambiguous): Table 52 has no
+    transposed row for 4/6-bit types, but Table 49 allows transpose for f8f6f4/mxf8f6f4 and public
+    SM100 code (CUTLASS ``sm1xx_common.inl``) builds MN-major layouts of unpacked f4/f6 operands.
     """
     if major == "K":
         return SWIZZLES

@@ -1,0 +1,173 @@
+"""Fault injection: named hook points where a fault transforms one decoded effect of the hardware.
+
+A fault is ``Fault(name, hook, fn)``; ``fn(value, ctx)`` returns the (possibly) altered value.
+``ctx`` is a :class:`types.SimpleNamespace` whose fields each hook documents in :data:`HOOKS`
+(also in ``docs/sim.md``).  With no active fault on a hook, :meth:`FaultSet.apply` returns the
+value untouched, so the simulator's normal path pays one dict lookup per hook call.
+
+A fault file is a Python module defining ``FAULTS = [Fault(...), ...]``; load it with
+:func:`load_faults` (``--faults-from FILE``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injectable hardware bug: ``fn(value, ctx) -> value`` at hook point ``hook``."""
+
+    name: str
+    hook: str
+    fn: Callable[[Any, types.SimpleNamespace], Any]
+    rationale: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"Fault name expects a non-empty string, but got {self.name!r}")
+        if self.hook not in HOOKS:
+            raise ValueError(f"Fault {self.name!r}: hook expects one of {', '.join(HOOKS)}, but got {self.hook!r}")
+        if not callable(self.fn):
+            raise ValueError(f"Fault {self.name!r}: fn expects a callable (value, ctx) -> value, but got {self.fn!r}")
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    """Documentation of a hook point: what ``value`` is and which ``ctx`` fields come with it."""
+
+    value: str
+    ctx: str
+    where: str
+
+
+@dataclass(frozen=True)
+class MbarrierEvent:
+    """An arrive-on / transaction signal about to be applied to one mbarrier object.
+
+    ``kind``: ``arrive`` (mbarrier.arrive*, aggregated over the threads of one instruction that
+    target the same object), ``commit`` (tcgen05.commit), ``expect_tx``, ``complete_tx``.
+    ``count`` arrivals, ``tx`` transaction bytes (added by expect_tx, removed by complete_tx).
+    ``complete_pending`` (commit only): complete the tracked tcgen05 operations before arriving;
+    a fault that clears it makes the commit arrive while the operations are still pending.
+    Returning ``None`` from a fault drops the event.
+    """
+
+    kind: str
+    cta: int
+    address: int
+    count: int = 1
+    tx: int = 0
+    complete_pending: bool = True
+
+
+HOOKS: dict[str, HookSpec] = {
+    "smem_desc": HookSpec(
+        "reference.smem_descriptor.SmemDescriptor (decoded fields)",
+        "operand ('a' | 'b'), raw (the 64-bit descriptor), kind, instr (PTX text), cta",
+        "tcgen05.mma*/cp: after decoding a shared memory descriptor, before reading shared memory"),
+    "instr_desc": HookSpec(
+        "reference.instr_descriptor.InstrDescriptor (decoded fields)",
+        "kind, raw (the 32-bit descriptor), instr, cta",
+        "tcgen05.mma*: after decoding the instruction descriptor"),
+    "zero_column_mask": HookSpec(
+        "numpy bool array (N,): True where column n of B is treated as zero",
+        "desc (reference.zero_column_mask.ZeroColumnMaskDescriptor), raw, m, n, instr, cta",
+        "tcgen05.mma* with a zero-column mask operand, after expanding the mask"),
+    "sparsity_metadata": HookSpec(
+        "numpy int array (M, groups, kept): position of each kept element inside its group",
+        "kind, selector, raw (metadata words as read), instr, cta",
+        "tcgen05.mma.sp* and warp-level mma.sp, after decoding the metadata"),
+    "scale_factors": HookSpec(
+        "ScaleFactors-like object with a (M, blocks) and b (N, blocks) decoded scales, a_id, b_id",
+        "kind, scale_type, raw_a, raw_b (bytes as read), reread(a_id, b_id) -> value, instr, cta",
+        "tcgen05.mma*.block_scale, after reading the scale factors from Tensor Memory"),
+    "tmem_ld_map": HookSpec(
+        "numpy int array (32, nregs, 2): (lane offset, column offset) each thread/register reads",
+        "shape, num, pack, warp (warp id in the warpgroup), instr, cta",
+        "tcgen05.ld, before reading Tensor Memory"),
+    "tmem_st_map": HookSpec(
+        "numpy int array (32, nregs, 2): (lane offset, column offset) each thread/register writes",
+        "shape, num, unpack, warp, instr, cta",
+        "tcgen05.st, before writing Tensor Memory"),
+    "cp_decompress": HookSpec(
+        "numpy uint8 array: the 8-bit elements produced by decompression",
+        "src_format (e.g. 'b4x16_p64', 'b6x16_p32'), raw (source bytes), instr, cta",
+        "tcgen05.cp with decompression, before writing Tensor Memory"),
+    "shift": HookSpec(
+        "numpy int array (rows,): source row of each destination row (identity where unchanged)",
+        "op ('shift' | 'ashift'), rows, instr, cta",
+        "tcgen05.shift and tcgen05.mma .ashift, before moving rows"),
+    "mma_result": HookSpec(
+        "numpy array (M, N): the result in D's type, before write-back to Tensor Memory",
+        "row, col (broadcastable index arrays), kind, d_type, d_in (accumulator read, or None), "
+        "enable_input_d, instr, cta",
+        "tcgen05.mma* and warp-level mma.sp, just before write-back"),
+    "mbarrier": HookSpec(
+        "MbarrierEvent",
+        "instr, cta",
+        "every arrive/commit/expect_tx/complete_tx signal, before it updates the mbarrier object"),
+}
+
+
+class FaultSet:
+    """The active faults, grouped by hook."""
+
+    def __init__(self, faults: Iterable[Fault] = ()) -> None:
+        self.faults = tuple(faults)
+        seen: set[str] = set()
+        by_hook: dict[str, list[Fault]] = {}
+        for f in self.faults:
+            if not isinstance(f, Fault):
+                raise ValueError(f"fault expects a Fault, but got {f!r}")
+            if f.name in seen:
+                raise ValueError(f"fault name {f.name!r} appears twice")
+            seen.add(f.name)
+            by_hook.setdefault(f.hook, []).append(f)
+        self._by_hook = by_hook
+
+    def active(self, hook: str) -> bool:
+        return hook in self._by_hook
+
+    def apply(self, hook: str, value, **ctx):
+        """Pass ``value`` through every active fault of ``hook`` (identity when none)."""
+        faults = self._by_hook.get(hook)
+        if not faults:
+            return value
+        if hook not in HOOKS:
+            raise ValueError(f"hook expects one of {', '.join(HOOKS)}, but got {hook!r}")
+        ns = types.SimpleNamespace(**ctx)
+        for f in faults:
+            value = f.fn(value, ns)
+        return value
+
+    def __bool__(self) -> bool:
+        return bool(self.faults)
+
+
+NO_FAULTS = FaultSet()
+
+
+def load_faults(path: str | Path) -> tuple[Fault, ...]:
+    """The ``FAULTS`` list of the Python file ``path`` (validated)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"fault file expects an existing Python file, but got {str(path)!r}")
+    name = f"_tcgen05_cts_faults_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"fault file {str(path)!r} cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    faults = getattr(module, "FAULTS", None)
+    if not isinstance(faults, (list, tuple)):
+        raise ValueError(f"fault file {str(path)!r} expects a module-level FAULTS list, but got {type(faults).__name__}")
+    for f in faults:
+        if not isinstance(f, Fault):
+            raise ValueError(f"fault file {str(path)!r}: FAULTS expects Fault items, but got {f!r}")
+    FaultSet(faults)          # duplicate names are an error
+    return tuple(faults)

@@ -1,0 +1,162 @@
+"""Shared-memory images of MMA operands: pack a logical matrix, read it back like hardware (§9.7.16.3).
+
+Two independent paths:
+
+* :func:`pack` places element codes at the addresses of :class:`reference.smem_layout.SmemLayout`
+  (the CuTe canonical-layout table of §9.7.16.3.3, evaluated mode by mode).
+* :func:`read` gets only the 64-bit descriptor (or its decoded fields), the tile shape, the
+  element type and the major-ness, and computes every address from the prose definitions of the
+  strides (§9.7.16.3.1 leading dimension, §9.7.16.3.2 stride dimension, Table 53 atoms) as an
+  address generator walking 16-byte units — no CuTe modes, no shared helper with ``pack``.
+
+A round trip ``read(pack(layout, codes), layout.descriptor(), ...) == codes`` therefore checks
+the two readings of the spec against each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference.errors import SpecError, expects_but_got
+from reference.smem_descriptor import SmemDescriptor
+from reference.smem_layout import SmemLayout, check_combination, check_extents, element_storage
+
+SECTION = "9.7.16.3"
+
+
+@dataclass(frozen=True)
+class SmemImage:
+    """Bytes of shared memory ``[base_address, base_address + len(data))``."""
+
+    base_address: int
+    data: bytes
+
+    @property
+    def end_address(self) -> int:
+        return self.base_address + len(self.data)
+
+
+# ---------------------------------------------------------------------------------------------
+# pack: logical matrix -> image (addresses from SmemLayout)
+# ---------------------------------------------------------------------------------------------
+
+def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
+    """Image of the mn×k matrix ``codes`` (raw element codes, unsigned) stored in ``layout``.
+
+    The image spans the 16-byte units the tile touches (and starts no later than the start
+    address); the padding of touched 4/6-bit units is 0, other bytes no element occupies (gaps
+    between atoms, units a swizzle leaves empty) hold ``fill``. Raises SpecError when two elements would share bits (a layout whose strides
+    overlap) or a code does not fit the element width.
+    """
+    codes = np.asarray(codes)
+    if codes.ndim != 2 or codes.size == 0 or not np.issubdtype(codes.dtype, np.integer):
+        raise SpecError(SECTION, "operand matrix", expects_but_got("codes", "a non-empty 2-D integer array", codes.shape))
+    bits = layout.storage.bits
+    if int(codes.min()) < 0:
+        raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", "unsigned raw codes", int(codes.min())))
+    codes = codes.astype(np.uint64)
+    if int(codes.max()) >> bits:
+        raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
+    mn, k = codes.shape
+    check_extents(mn, k)
+    addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij")).ravel()
+    if np.unique(addresses).size != addresses.size:
+        raise SpecError(SECTION, "canonical layout", expects_but_got(
+            "layout", "distinct bits for distinct elements (LBO/SBO too small for the tile)", "overlapping elements"))
+    lo = min(int(addresses.min()) // 128 * 16, layout.start_address)
+    hi = int(addresses.max()) // 128 * 16 + 16
+    image_bits = np.unpackbits(np.full(hi - lo, fill, dtype=np.uint8), bitorder="little")
+    flat = codes.ravel()
+    for b in range(bits):  # bit b of every element; positions are distinct (checked above)
+        image_bits[addresses + b - lo * 8] = (flat >> np.uint64(b)) & np.uint64(1)
+    image = np.packbits(image_bits, bitorder="little")
+    if layout.storage.padded:  # padding bits of every touched unit are zero (TMA writes them)
+        data_bytes = layout.storage.data_bits // 8
+        units = np.unique(addresses // 128 * 16 - lo)
+        for offset in range(data_bytes, 16):
+            image[units + offset] = 0
+    return SmemImage(lo, image.tobytes())
+
+
+# ---------------------------------------------------------------------------------------------
+# read: image + descriptor -> logical matrix (addresses from the descriptor fields alone)
+# ---------------------------------------------------------------------------------------------
+
+def _unit_addresses(desc: SmemDescriptor, major: str, per_unit: int, mn, k):
+    """Linear (unswizzled) byte address of the 16-byte unit holding element (mn, k).
+
+    K-major (rows = MN, 16-byte units run along K):
+      no swizzle  row r, unit u: start + (r mod 8)*16 + (r div 8)*SBO + u*LBO
+                  (LBO: "stride from the first column to the second column of the 8x2 tile";
+                   SBO: "offset from the first 8 rows to the next 8 rows")
+      swizzled    start + (r mod 8)*W + (r div 8)*SBO + u*16   (LBO "not used"; W = row bytes)
+                  absolute LBO mode: the part of the row past its 128-byte row is read from
+                  the LBO address onwards, same row (§9.7.16.3.1.2)
+    MN-major (16-byte units run along MN, rows = K):
+      no swizzle  unit v, K row j: start + v*SBO + (j mod 8)*16 + (j div 8)*LBO
+                  (SBO: "offset from the first row to the next row"; LBO: "stride from the
+                   first 8 columns to the next 8 columns")
+      swizzled    start + (v mod S)*16 + (v div S)*LBO + (j mod R)*W + (j div R)*SBO
+                  (LBO: "stride from the first (swizzle-byte-size/16) rows to the next";
+                   SBO: "offset from the first 8 columns to the next 8 columns"; R = 8, and 4
+                   for 128B with 32B atomicity, whose atom is 8x4 units, Table 53)
+    """
+    row_bytes = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_base32B": 128}[desc.swizzle]
+    start, lbo, sbo = desc.start_address, desc.leading_byte_offset, desc.stride_byte_offset
+    if major == "K":
+        r, u = mn, k // per_unit
+        if desc.swizzle == "none":
+            return start + (r % 8) * 16 + (r // 8) * sbo + u * lbo
+        row = (r % 8) * row_bytes + (r // 8) * sbo
+        if desc.lbo_mode == "absolute":
+            in_row = start % 128 + u * 16
+            return np.where(in_row < 128, start + row + u * 16, lbo + row + in_row - 128)
+        return start + row + u * 16
+    v, j = mn // per_unit, k
+    if desc.swizzle == "none":
+        return start + v * sbo + (j % 8) * 16 + (j // 8) * lbo
+    units_per_row = row_bytes // 16
+    rows = 4 if desc.swizzle == "128B_base32B" else 8
+    return start + (v % units_per_row) * 16 + (v // units_per_row) * lbo + (j % rows) * row_bytes + (j // rows) * sbo
+
+
+def _swizzled(address, desc: SmemDescriptor):
+    """Physical address: the 16-byte (32-byte) chunk index inside its row XOR the row's phase.
+
+    phase = bits 7.. of the address relative to the pattern start (``128 * base_offset``
+    modulo 1024), as many bits as there are chunk-index bits: 128B 3, 64B 2, 32B 1; 32-byte
+    chunks of 128B_base32B 2 (TMA: "swizzle 32B chunks within 128B span").
+    """
+    if desc.swizzle == "none":
+        return address
+    chunk_shift, phase_mask = {"32B": (4, 1), "64B": (4, 3), "128B": (4, 7), "128B_base32B": (5, 3)}[desc.swizzle]
+    phase = ((address - 128 * desc.base_offset) // 128) % (phase_mask + 1)
+    return address ^ (phase << chunk_shift)
+
+
+def read(image: SmemImage, descriptor: SmemDescriptor | int, mn: int, k: int, dtype: str, major: str,
+         *, kind: str | None = None) -> np.ndarray:
+    """The mn×k matrix of element codes (uint64) that a descriptor selects from ``image``.
+
+    ``descriptor`` is the 64-bit value or its decoded fields; every address comes from those
+    fields (start address, LBO/SBO, base offset, leading-dimension mode, swizzle).
+    """
+    desc = SmemDescriptor.decode(descriptor) if isinstance(descriptor, int) else descriptor
+    storage = element_storage(dtype, kind)
+    check_combination(major, desc.swizzle, storage)
+    check_extents(mn, k)
+    rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(k, dtype=np.int64), indexing="ij")
+    index = (rows if major == "MN" else cols) % storage.per_unit
+    unit = _swizzled(_unit_addresses(desc, major, storage.per_unit, rows, cols), desc)
+    first_bit = (unit - image.base_address) * 8 + index * storage.bits
+    if first_bit.min() < 0 or (first_bit.max() + storage.bits) > len(image.data) * 8:
+        raise SpecError(SECTION, "shared memory image", expects_but_got(
+            "addresses of the tile", f"inside the image [{image.base_address:#x}, {image.end_address:#x})",
+            f"[{int(unit.min()):#x}, {int(unit.max()) + 16:#x})"))
+    image_bits = np.unpackbits(np.frombuffer(image.data, dtype=np.uint8), bitorder="little")
+    out = np.zeros(first_bit.shape, dtype=np.uint64)
+    for b in range(storage.bits):
+        out |= image_bits[first_bit + b].astype(np.uint64) << np.uint64(b)
+    return out
