@@ -8,7 +8,7 @@
     D = A*B + C * 2^-scale-input-d   (enable-input-d)      D = A*B   (otherwise)
     numerics: "spec" (exact value + tolerance) | "hardware" (bit-exact sm_100) | exact integers (i8)
     i8: saturate -> clamp to s32, else wrap modulo 2^32
-    disable-output-lane: rows living in disabled Tensor Memory lanes keep their old D
+    disable-output-lane: elements living in disabled Tensor Memory lanes keep their old D
 
 Decisions on ambiguous text (docs/mma.md has the full list):
 
@@ -21,7 +21,8 @@ Decisions on ambiguous text (docs/mma.md has the full list):
   the columns the MMA uses, as in public convolution code that sets the shift per filter tap).
 * Max shift (B reuse, Table 42 bits 30-31) does not change the value of one MMA.
 * disable-output-lane with cta_group::2: bits 0-127 are the lanes of the CTA that holds rows
-  0..M/2-1 of D, bits 128-255 the peer CTA's.
+  0..M/2-1 of D, bits 128-255 the peer CTA's. The lane of each D element comes from the data-path
+  layout (2x2 Layout B puts the two column halves of a row in different lanes).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reference import block_scaling as BS
+from reference import datapath_layouts as DL
 from reference import formats as F
 from reference import numerics_hw as HW
 from reference import numerics_spec as NS
@@ -87,28 +89,28 @@ def ws_columns(b: np.ndarray, n: int, m: int, zero_column_mask) -> tuple[np.ndar
     return used, zeroed
 
 
-def disabled_rows(op: MmaOp, row_lanes=None) -> np.ndarray:
-    """Rows of D whose Tensor Memory lane is disabled by ``disable-output-lane`` (§9.7.16.10.9.1).
+def disabled_elements(op: MmaOp, lane_offset: int = 0) -> np.ndarray:
+    """M x N mask of D elements whose Tensor Memory lane ``disable-output-lane`` disables.
 
-    Bit i of the vector (LSB of element 0 = lane 0) disables lane i. ``row_lanes`` maps each D
-    row to its lane index (0..128*cta_group-1); the default covers M = 128 with cta_group::1 and
-    M = 256 with cta_group::2, where row r lives in lane r. Other M use data-path Layouts B-G
-    (figure-only, §9.7.16.10.5): pass their map.
+    Bit b of the vector (LSB of element 0 = lane 0; §9.7.16.10.9.1) disables lane b % 128 of CTA
+    b // 128 of the pair. Where each D[i][j] lives comes from the data-path layout of the MMA
+    (``reference.datapath_layouts``, §9.7.16.10.5): a lane can hold a whole row (Layouts A, D, F,
+    C) or part of one (2x2 Layout B). ``lane_offset`` is the D address's lane alignment (0 or 16
+    for the half-datapath Layouts C and F).
     """
     if op.disable_output_lane is None:
-        return np.zeros(op.m, dtype=bool)
+        return np.zeros((op.m, op.n), dtype=bool)
     bits = 0
     for i, word in enumerate(op.disable_output_lane):
         bits |= word << (32 * i)
-    if row_lanes is None:
-        if (op.m, op.cta_group) not in ((128, 1), (256, 2)):
-            raise SpecError("9.7.16.10.5", "data path layout", expects_but_got(
-                f"row_lanes for M={op.m} cta_group::{op.cta_group}", "an explicit row -> lane map", None))
-        row_lanes = np.arange(op.m)
-    lanes = np.asarray(row_lanes, dtype=np.int64)
-    if lanes.shape != (op.m,) or np.any((lanes < 0) | (lanes >= 128 * op.cta_group)):
-        raise _shape_err("row_lanes", f"({op.m},) lanes in [0, {128 * op.cta_group})", lanes.shape)
-    return np.array([(bits >> int(lane)) & 1 for lane in lanes], dtype=bool)
+    layout = DL.layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
+    if lane_offset not in layout.lane_alignments:
+        raise SpecError(DL.SECTION, "Tensor Memory Datapath Lane Alignment", expects_but_got(
+            f"lane alignment of Layout {layout.layout_id}", " or ".join(map(str, layout.lane_alignments)), lane_offset))
+    where = DL.d_placement(layout, op.n, lane_offset)
+    flat = where[..., 0] * 128 + where[..., 1]
+    lane_bits = np.array([(bits >> b) & 1 for b in range(128 * op.cta_group)], dtype=bool)
+    return lane_bits[flat]
 
 
 def _logical_a(op: MmaOp, a, meta, metadata_context) -> tuple[np.ndarray, np.ndarray]:
@@ -181,7 +183,7 @@ def integer_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, saturate: bool) -> 
 
 
 def mma(op: MmaOp, a, b, c, *, model: str = "spec", meta=None, scale_a=None, scale_b=None,
-        row_lanes=None, metadata_context: str = "tcgen05") -> MmaResult:
+        lane_offset: int = 0, metadata_context: str = "tcgen05") -> MmaResult:
     """Expected D of one MMA from raw codes (see the module docstring for the pipeline).
 
     ``c`` is D's content before the MMA (codes, M x N): the accumulator when enable-input-d is
@@ -213,8 +215,8 @@ def mma(op: MmaOp, a, b, c, *, model: str = "spec", meta=None, scale_a=None, sca
                             sa=sa, sb=sb, scale_fmt=op.scale_type,
                             c_shift=op.scale_input_d if op.enable_input_d else 0, step=step)
         d, tol = HW.d_codes(value, op.d_type), np.zeros(shape)
-    off = disabled_rows(op, row_lanes)
-    written = np.broadcast_to(~off[:, None], shape).copy()
+    off = disabled_elements(op, lane_offset)
+    written = ~off
     if off.any():
         d = np.where(written, d, c.astype(d.dtype))
         value = np.where(written, value, c_val.astype(np.float64))

@@ -197,13 +197,40 @@ def test_disable_output_lane_rules():
         MmaOp("f16", "f16", "f16", "f32", 128, 8, disable_output_lane=(0, 0, 0, 0, 0, 0, 0, 0))
     with pytest.raises(SpecError, match="absent"):
         MmaOp("mxf8f6f4", "e4m3", "e4m3", "f32", 128, 8, disable_output_lane=(0, 0, 0, 0))
-    op = MmaOp("f16", "f16", "f16", "f32", 64, 8, disable_output_lane=(1, 0, 0, 0))
-    with pytest.raises(SpecError, match="row_lanes"):          # M = 64: Layout F is figure-only
-        mma(op, codes("f16", np.ones((64, 16))), codes("f16", np.ones((16, 8))), codes("f32", np.zeros((64, 8))))
-    lanes = np.concatenate([np.arange(16) + 32 * w for w in range(4)])   # a caller-supplied map
-    r = mma(op, codes("f16", np.ones((64, 16))), codes("f16", np.ones((16, 8))), codes("f32", np.zeros((64, 8))),
-            row_lanes=lanes)
-    assert not r.written[0].any() and r.written[1:].all()
+
+
+def test_disable_output_lane_half_datapath_layout():
+    # M = 64, cta_group::1: Layout F ("4x1, 1/2 datapath"), row i in lane 32*(i//16) + i%16 + a
+    m, n = 64, 8
+    a, b = codes("f16", np.ones((m, 16))), codes("f16", np.ones((16, n)))
+    c = codes("f32", np.full((m, n), -1))
+    for offset in (0, 16):
+        for lane in (0, 15, 16, 31, 32, 47, 50, 96, 127):
+            words = [0, 0, 0, 0]
+            words[lane // 32] |= 1 << (lane % 32)
+            op = MmaOp("f16", "f16", "f16", "f32", m, n, disable_output_lane=tuple(words))
+            r = mma(op, a, b, c, lane_offset=offset)
+            want = np.ones((m, n), dtype=bool)
+            local = lane % 32 - offset
+            if 0 <= local < 16:
+                want[16 * (lane // 32) + local] = False
+            np.testing.assert_array_equal(r.written, want, err_msg=f"lane {lane} offset {offset}")
+    with pytest.raises(SpecError, match="alignment"):
+        mma(op, a, b, c, lane_offset=8)
+
+
+def test_disable_output_lane_2x2_layout_splits_rows():
+    # M = 128, cta_group::2, dense: Layout B ("2x2"); per CTA, D[i][j] in lane i + 64*(j // (N/2))
+    m, n = 128, 32
+    words = [0] * 8
+    words[64 // 32] |= 1 << (64 % 32)                      # CTA 0, lane 64: row 0, columns N/2..N-1
+    words[(128 + 3) // 32] |= 1 << ((128 + 3) % 32)        # CTA 1, lane 3: row 64 + 3, columns 0..N/2-1
+    op = MmaOp("f16", "f16", "f16", "f32", m, n, cta_group=2, disable_output_lane=tuple(words))
+    r = mma(op, codes("f16", np.ones((m, 16))), codes("f16", np.ones((16, n))), codes("f32", np.zeros((m, n))))
+    want = np.ones((m, n), dtype=bool)
+    want[0, n // 2:] = False
+    want[67, : n // 2] = False
+    np.testing.assert_array_equal(r.written, want)
 
 
 # ---------------------------------------------------------------------------------------------
