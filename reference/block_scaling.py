@@ -63,16 +63,13 @@ def resolve_scale_vec(kind: str, scale_vec: str | None, k: int, scale_type: str 
 
 
 def legal_scale_ids(kind: str, sf: int) -> tuple[int, ...]:
-    """SFA_ID / SFB_ID values (Tables 43-44; K = 96: Figures 234-239).
+    """SFA_ID / SFB_ID values for ``sf`` scale factors per row (§9.7.16.10.7.2-3, ``T.SCALE_IDS_BY_SF``).
 
-    Figures 234-237 show four ids for block32 with K = 96 (SF = 3), although Table 44 lists 0 and
-    2 for mxf4/mxf4nvf4; block16 with K = 96 (SF = 6) shows ids 0 and 2 (Figures 238-239).
+    1X: 0-3 (byte offset); 2X: 0 or 2 (half-word offset); 4X: must be 0; K = 96: block32 (SF = 3)
+    0-3 (Figures 234-237, although Table 44 lists 0 and 2), block16 (SF = 6) 0 or 2 (Figures 238-239).
     """
-    if sf == 3:
-        return (0, 1, 2, 3)
-    if sf == 6:
-        return (0, 2)
-    return T.SCALE_ID_VALUES[kind]
+    T.check_kind(kind)
+    return T.SCALE_IDS_BY_SF[sf]
 
 
 def check_scale_ids(kind: str, sf: int, a_scale_id: int, b_scale_id: int) -> None:

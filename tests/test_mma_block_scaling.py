@@ -126,6 +126,10 @@ def test_scale_vec_resolution_and_ids():
     assert BS.legal_scale_ids("mxf4", 3) == (0, 1, 2, 3)
     assert BS.legal_scale_ids("mxf4nvf4", 6) == (0, 2)
     assert BS.legal_scale_ids("mxf4", 2) == (0, 2)
+    assert BS.legal_scale_ids("mxf4nvf4", 4) == (0,)          # §9.7.16.10.7.2.3: "must be 0"
+    assert BS.legal_scale_ids("mxf8f6f4", 1) == (0, 1, 2, 3)  # §9.7.16.10.7.2.1: byte offset
+    with pytest.raises(SpecError, match="a_scale_id"):
+        MmaOp("mxf4nvf4", "e2m1", "e2m1", "f32", 128, 16, scale_type="ue4m3", scale_vec="4X", a_scale_id=2)
     with pytest.raises(SpecError, match="a_scale_id"):
         MmaOp("mxf4", "e2m1", "e2m1", "f32", 128, 16, a_scale_id=1)
     MmaOp("mxf8f6f4", "e4m3", "e4m3", "f32", 128, 16, a_scale_id=3, b_scale_id=1)
