@@ -77,4 +77,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    # ``python -m conformance.cli``: run the importable module's main, so that the CliError the
+    # commands raise (conformance.cli.CliError) is the one caught, not a __main__ twin.
+    from conformance.cli import main as _main
+
+    sys.exit(_main())

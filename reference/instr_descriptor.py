@@ -115,8 +115,9 @@ class InstrDescriptor:
             if self.scale_type not in T.SCALE_TYPE_CODES[kind]:
                 raise _err(f"{table} bit 23", expects_but_got(f"scale_type for kind::{kind}", " or ".join(T.SCALE_TYPE_CODES[kind]), self.scale_type))
             for name in ("a_scale_id", "b_scale_id"):
-                if getattr(self, name) not in T.SCALE_ID_VALUES[kind]:
-                    raise _err(table, expects_but_got(f"{name} for kind::{kind}", " or ".join(map(str, T.SCALE_ID_VALUES[kind])), getattr(self, name)))
+                ids = T.descriptor_scale_ids(kind, self.k96 is True)
+                if getattr(self, name) not in ids:
+                    raise _err(table, expects_but_got(f"{name} for kind::{kind}{' with K=96' if self.k96 else ''}", " or ".join(map(str, ids)), getattr(self, name)))
             absent = {"sparsity_selector": 0, "saturate": False, "max_shift": 0}
             if kind != "mxf4" and kind != "mxf4nvf4":
                 absent["k96"] = False

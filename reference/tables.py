@@ -235,6 +235,25 @@ MAX_SHIFT_CODES: dict[int, int] = {0: 0, 8: 1, 16: 2, 32: 3}              # Tabl
 SCALE_ID_VALUES: dict[str, tuple[int, ...]] = {                           # Tables 43-44 bits 4-5, 29-30
     "mxf8f6f4": (0, 1, 2, 3), "mxf4": (0, 2), "mxf4nvf4": (0, 2),
 }
+# Scale factor A/B ids per number of scale factors per row (§9.7.16.10.7.2-3 text and figures):
+# 1X: byte offset 0-3; 2X: half-word offset 0 or 2; 4X: "must be 0"; block32 K=96 (3 per row):
+# Figures 234-237 show ids 00, 01, 10, 11; block16 K=96 (6 per row): Figures 238-239 show 00, 10.
+SCALE_IDS_BY_SF: dict[int, tuple[int, ...]] = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,), 3: (0, 1, 2, 3), 6: (0, 2)}
+
+
+def descriptor_scale_ids(kind: str, k96: bool = False) -> tuple[int, ...]:
+    """Scale ids an instruction descriptor of ``kind`` may hold (Tables 43-44 and §9.7.16.10.7.2-3).
+
+    The descriptor does not know .scale_vectorsize, so this is the union over the vector sizes
+    legal for the kind and K. Erratum: Table 44 says "0 or 2" for mxf4/mxf4nvf4, but the K = 96
+    block32 layouts (Figures 234-237, 243-...) use ids 0-3; with the K-dimension bit set we accept 0-3.
+    """
+    check_kind(kind)
+    if kind not in SCALE_ID_VALUES:
+        return (0,)
+    if kind in ("mxf4", "mxf4nvf4") and k96:
+        return tuple(sorted(set(SCALE_IDS_BY_SF[3]) | set(SCALE_IDS_BY_SF[6])))
+    return SCALE_ID_VALUES[kind]
 
 # ---------------------------------------------------------------------------------------------
 # Tables 47/48: register counts of tcgen05.ld / tcgen05.st

@@ -95,7 +95,7 @@ def legal_descriptors(draw):
               negate_a=draw(st.booleans()) if negate_ok else False,
               negate_b=draw(st.booleans()) if negate_ok else False)
     if scaled:
-        ids = T.SCALE_ID_VALUES[row.kind]
+        ids = (0, 1, 2, 3) if row.k == 96 else T.SCALE_ID_VALUES[row.kind]
         kw.update(scale_type=combo.scale_type, a_scale_id=draw(st.sampled_from(ids)),
                   b_scale_id=draw(st.sampled_from(ids)), k96=row.k == 96)
     else:
@@ -194,6 +194,13 @@ def test_sub_byte_f8f6f4_operands_may_be_mn_major():
     f8f6f4/mxf8f6f4; public SM100 code builds such layouts): accepted, as 8-bit slots."""
     assert InstrDescriptor("f8f6f4", 128, 64, "e2m1", "e3m2", transpose_a=True, transpose_b=True).check_legal(1, False)
     assert InstrDescriptor("mxf8f6f4", 128, 32, "e2m3", "e2m1", transpose_b=True).check_legal(1, False)
+
+
+def test_k96_scale_ids_follow_the_figures():
+    """Erratum: Table 44 lists ids 0 or 2, Figures 234-237 (block32, K=96) show ids 0-3."""
+    InstrDescriptor("mxf4", 256, 64, "e2m1", "e2m1", k96=True, a_scale_id=1, b_scale_id=3).check_legal(2, False)
+    with pytest.raises(SpecError, match="0 or 2"):
+        InstrDescriptor("mxf4", 256, 64, "e2m1", "e2m1", a_scale_id=1)
 
 
 def test_check_legal_any_combination():

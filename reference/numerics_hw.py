@@ -1,0 +1,264 @@
+"""Bit-exact model of the sm_100 (B200) tensor core numerics for ``tcgen05.mma`` floating kinds.
+
+This is the *published measurement* model (Xie et al. 2025, "MMA-Sim: Bit-Accurate Reference
+Model of Tensor Cores and Matrix Cores", arXiv:2511.10909; package ``mmasim`` 2.1.1,
+``mmasim/arithmetic/fdpa.py`` and ``mmasim/nv_ptx/sim.py``), re-implemented from its facts in
+vectorized integer numpy. PTX itself leaves order and rounding open: conformance verdicts use
+:mod:`reference.numerics_spec`; this model is for regression detection and probes.
+
+One fused dot-product-add step over L products (``t_fdpa`` / ``st_fdpa`` in the paper):
+
+1. Each operand x is split into an integer significand and a *nominal* exponent: e = max(floor(
+   log2|x|), emin of x's format); subnormals keep the format's emin. A product's exponent is
+   e_a + e_b (+ the two scale exponents), its significand the exact product (may exceed 2).
+   A zero product -- and a zero C -- takes the exponent ``e_zero`` instead.
+2. e_max = max of all product exponents and C's. Every term (products and C) is truncated toward
+   zero to F fraction bits of 2^e_max: trunc(s * 2^(F + e - e_max)) * 2^-F.
+3. The truncated terms are summed exactly.
+4. The sum is rounded once to D: toward zero to f32 (subnormals kept) or to nearest-even to f16;
+   a result >= 2^128 (f32) or >= 65520 (f16, after rounding) is Inf. A zero result is +0.
+5. NaN anywhere (NaN operand, NaN scale, Inf * 0, Inf - Inf) gives the canonical NaN 0x7FFFFFFF
+   (f32) / 0x7FFF (f16); otherwise an Inf operand gives that Inf.
+
+mxf4 / mxf4nvf4 (``gst_fdpa``): products are summed *exactly* in groups of G = 16 consecutive K;
+each group sum is multiplied by its two scale significands and takes the exponent e_sA + e_sB
+(a group whose products are all zero, or whose scale product is zero, takes ``e_zero``); then steps
+2-4 with F = 35. Scales: ue8m0 0xFF is NaN; ue4m3 ignores its sign bit (decode does it).
+
+K larger than one step is processed as consecutive steps, each step's rounded D feeding the next
+as C. The step length L is 32 bytes of the A operand (MMA-Sim's ``L_max``); a dense MMA is one
+step except K = 96 (two: 64 + 32).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference import formats as F
+from reference.errors import SpecError, expects_but_got
+
+SECTION = "9.7.16.10"
+
+
+@dataclass(frozen=True)
+class HwParams:
+    """Numerics parameters of one (kind, D type) on sm_100; ``source`` names where each comes from."""
+
+    fraction_bits: int    # F: fraction bits kept after alignment to the largest exponent
+    rounding: str         # "rz" (f32 D) or "rne" (f16 D)
+    e_zero: int           # exponent given to zero products / zero C
+    step: int             # L: products per fused step (dense K; 32 bytes of A)
+    group: int            # G: products summed exactly before scaling (0: none)
+    source: str
+
+
+_MMASIM = "mmasim 2.1.1 nv_ptx/sim.py"
+# (kind, d_type) -> parameters. F, rounding, e_zero, L, G: MMA-Sim TCGen05MMA / TCGen05MMABlockScale.
+HW_PARAMS: dict[tuple[str, str], HwParams] = {
+    ("f16", "f32"): HwParams(25, "rz", -133, 16, 0, f"{_MMASIM} TCGen05MMA: F=25, RZ-FP32, e_zero=-133, L=32B/2B"),
+    ("f16", "f16"): HwParams(25, "rne", -21, 16, 0, f"{_MMASIM} TCGen05MMA: F=25, RNE-FP16, e_zero=-21, L=32B/2B"),
+    ("tf32", "f32"): HwParams(25, "rz", -133, 8, 0, f"{_MMASIM} TCGen05MMA: F=25, RZ-FP32, e_zero=-133, L=32B/4B"),
+    ("f8f6f4", "f32"): HwParams(25, "rz", -133, 32, 0, f"{_MMASIM} TCGen05MMA: F=25, RZ-FP32, e_zero=-133, L=32B/1B"),
+    ("f8f6f4", "f16"): HwParams(25, "rne", -21, 32, 0, f"{_MMASIM} TCGen05MMA: F=25, RNE-FP16, e_zero=-21, L=32B/1B"),
+    ("mxf8f6f4", "f32"): HwParams(25, "rz", -133, 32, 0, f"{_MMASIM} TCGen05MMABlockScale k=32: F=25, RZ, e_zero=-133, L=32"),
+    ("mxf4", "f32"): HwParams(35, "rz", -139, 64, 16, f"{_MMASIM} TCGen05MMABlockScale k=64: G=16, F=35, RZ, e_zero=-139, L=64"),
+    ("mxf4nvf4", "f32"): HwParams(35, "rz", -139, 64, 16, f"{_MMASIM} TCGen05MMABlockScale k=64: G=16, F=35, RZ, e_zero=-139, L=64"),
+}
+# Not measured by MMA-Sim, extrapolated here (see docs/mma.md): kind::mxf4 uses the mxf4nvf4 path;
+# sparse A takes one step per 32 bytes of *stored* A (L doubles in logical K); K = 96 is 64 + 32.
+
+CANONICAL_NAN = {"f32": 0x7FFFFFFF, "f16": 0x7FFF}
+D_PRECISION = {"f32": (23, -126), "f16": (10, -14)}        # (mantissa bits, emin) of D
+
+
+def hw_params(kind: str, d_type: str) -> HwParams:
+    try:
+        return HW_PARAMS[(kind, d_type)]
+    except KeyError:
+        raise SpecError(SECTION, "hardware numerics", expects_but_got(
+            "kind and D type", "one of " + ", ".join(f"{k}->{d}" for k, d in HW_PARAMS), f"{kind}->{d_type}")) from None
+
+
+# ----------------------------------------------------------------------------------------------
+# Exact decomposition and integer alignment
+# ----------------------------------------------------------------------------------------------
+
+def decompose(values: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """(integer significand m, nominal exponent e, fraction bits p): x = m * 2^(e - p) for finite x.
+
+    e = max(floor(log2|x|), 1 - bias): subnormals keep the format's minimum exponent. Zero and
+    non-finite values get m = 0 (zero's exponent is replaced by ``e_zero`` by the caller).
+    """
+    f = F.get_format(fmt)
+    # ue8m0 has no subnormals: 2^-127 is its smallest value (emin = -bias); others emin = 1 - bias
+    p, emin = f.mantissa_bits, (-f.bias if f.mantissa_bits == 0 else 1 - f.bias)
+    x = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(x) & (x != 0)
+    safe = np.where(finite, x, 1.0)
+    _, e2 = np.frexp(np.abs(safe))
+    e = np.maximum(e2 - 1, emin)
+    m = np.where(finite, np.ldexp(safe, p - e), 0.0).astype(np.int64)    # exact: x has <= p fraction bits
+    return m, e.astype(np.int64), p
+
+
+def _bit_length(mag: np.ndarray) -> np.ndarray:
+    _, e = np.frexp(mag.astype(np.float64))     # exact for mag < 2^53
+    return e.astype(np.int64)
+
+
+def round_sum(s: np.ndarray, lsb_exp: np.ndarray, d_type: str, rounding: str) -> np.ndarray:
+    """float64 value of s * 2^lsb_exp rounded to D (rz / rne; subnormals kept; overflow -> Inf)."""
+    p, emin = D_PRECISION[d_type]
+    mag = np.abs(s)
+    msb = lsb_exp + _bit_length(mag) - 1
+    target = np.maximum(msb - p, emin - p)                # exponent of D's last kept bit
+    drop = target - lsb_exp
+    q = mag >> np.clip(drop, 0, 63)
+    if rounding == "rne":
+        rem = mag - (q << np.clip(drop, 0, 63))
+        half = np.where(drop > 0, np.int64(1) << np.clip(drop - 1, 0, 62), 0)
+        up = (drop > 0) & (drop < 64) & ((rem > half) | ((rem == half) & ((q & 1) == 1)))
+        q = q + up
+    value = np.where(drop > 0, np.ldexp(q.astype(np.float64), target), np.ldexp(mag.astype(np.float64), lsb_exp))
+    limit = 2.0 ** 128 if d_type == "f32" else 65520.0
+    value = np.where(value >= limit, np.inf, value)
+    return np.where(s < 0, -value, value)
+
+
+def d_codes(values: np.ndarray, d_type: str) -> np.ndarray:
+    """Codes of D values that are exact in D (NaN -> the canonical NaN of the tensor core)."""
+    v = np.asarray(values, dtype=np.float64)
+    nan = np.isnan(v)
+    if d_type == "f32":
+        codes = np.where(nan, 0.0, v).astype(np.float32).view(np.uint32)
+    else:
+        codes = np.where(nan, 0.0, v).astype(np.float16).view(np.uint16)
+    return np.where(nan, np.array(CANONICAL_NAN[d_type], dtype=codes.dtype), codes)
+
+
+# ----------------------------------------------------------------------------------------------
+# One fused step
+# ----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Terms:
+    """Terms of one step, per output element (M x N x T).
+
+    ``mag``: |significand| already multiplied by 2^(F - frac) (F = fraction bits kept), so that
+    aligning a term to e_max is one right shift by e_max - exp; ``sign``: -1, 0, 1; ``exp``:
+    nominal exponent, ``NO_EXP`` for zero terms; ``has_zero``: M x N, some term is zero (its
+    exponent e_zero then competes for e_max).
+    """
+
+    mag: np.ndarray
+    sign: np.ndarray
+    exp: np.ndarray
+    has_zero: np.ndarray
+
+
+NO_EXP = -(1 << 40)     # exponent of zero terms: never the maximum, shifts them out entirely
+
+
+def _operand(values, fmt):
+    """(|significand|, sign, exponent with NO_EXP for zeros, fraction bits) of one operand."""
+    m, e, p = decompose(values, fmt)
+    return np.abs(m), np.sign(m), np.where(m == 0, NO_EXP, e), p
+
+
+def _product_terms(a, b, a_fmt, b_fmt, sa, sb, scale_fmt, fraction_bits) -> Terms:
+    ma, sga, ea, pa = _operand(a, a_fmt)
+    mb, sgb, eb, pb = _operand(b, b_fmt)
+    frac = pa + pb
+    if sa is not None:                        # st_fdpa: fold each K's scales into the operands
+        msa, _, esa, psa = _operand(sa, scale_fmt)
+        msb, _, esb, psb = _operand(sb, scale_fmt)
+        ma, ea, mb, eb = ma * msa, ea + esa, mb * msb, eb + esb
+        frac += psa + psb
+    mag = ma[:, None, :] * (mb.T << (fraction_bits - frac))[None, :, :]
+    sign = sga[:, None, :] * sgb.T[None, :, :]
+    exp = ea[:, None, :] + eb.T[None, :, :]
+    nonzero = (ma != 0).astype(np.float64) @ (mb != 0).astype(np.float64)     # exact counts
+    return Terms(mag, sign, exp, nonzero < a.shape[1])
+
+
+def _group_terms(a, b, sa, sb, scale_fmt, group, fraction_bits) -> Terms:
+    """gst_fdpa: exact sums of G products (e2m1 values x 2 are integers), times scale significands."""
+    m, k = a.shape
+    n = b.shape[1]
+    ng = k // group
+    ga = (2.0 * a).reshape(m, ng, group).transpose(1, 0, 2)
+    gb = (2.0 * b).reshape(ng, group, n)
+    sums = np.matmul(ga, gb).transpose(1, 2, 0).astype(np.int64)       # exact: |sum| <= 16 * 144
+    nonzero = np.matmul((ga != 0).astype(np.float64), (gb != 0).astype(np.float64)).transpose(1, 2, 0)
+    msa, _, esa, psa = _operand(sa[:, ::group], scale_fmt)            # one scale per group
+    msb, _, esb, psb = _operand(sb[::group, :], scale_fmt)
+    frac = 2 + psa + psb                                               # sums carry 2 fraction bits
+    scale_mag = msa[:, None, :] * msb.T[None, :, :]
+    mag = (np.abs(sums) * scale_mag) << (fraction_bits - frac)
+    exp = esa[:, None, :] + esb.T[None, :, :]
+    zero = (nonzero == 0) | (scale_mag == 0)                           # these groups take e_zero
+    exp = np.where(zero, NO_EXP, exp)
+    return Terms(mag, np.sign(sums), exp, zero.any(axis=-1))
+
+
+def _fused_step(terms: Terms, c: np.ndarray, d_type: str, prm: HwParams, c_shift: int) -> np.ndarray:
+    fb = prm.fraction_bits
+    mc, sgc, ec, pc = _operand(c, d_type)
+    ec = ec - c_shift
+    emax = np.maximum(terms.exp.max(axis=-1), ec)
+    emax = np.maximum(emax, np.where(terms.has_zero | (mc == 0), prm.e_zero, NO_EXP))
+    shift = emax[..., None] - terms.exp                                # >= 0
+    np.minimum(shift, 63, out=shift)
+    aligned = terms.mag >> shift                                       # truncation toward zero (on |x|)
+    aligned *= terms.sign
+    total = aligned.sum(axis=-1)
+    total += sgc * ((mc << (fb - pc)) >> np.minimum(emax - ec, 63))
+    return round_sum(total, emax - fb, d_type, prm.rounding)
+
+
+def _special(a, b, c, sa, sb) -> tuple[np.ndarray, np.ndarray] | None:
+    """(nan mask, inf value) of the IEEE sum of products and C, or None when all inputs are finite."""
+    arrays = [a, b, c] + ([sa, sb] if sa is not None else [])
+    if all(np.isfinite(x).all() for x in arrays):
+        return None
+    aa = a if sa is None else a * sa
+    bb = b if sb is None else b * sb
+    with np.errstate(invalid="ignore", over="ignore"):
+        prod = aa[:, None, :] * bb.T[None, :, :]
+        total = prod.sum(axis=-1) + c
+    return np.isnan(total), total
+
+
+def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None, sb=None,
+             scale_fmt: str | None = None, c_shift: int = 0, step: int | None = None) -> np.ndarray:
+    """D values (float64, exact in D; NaN = canonical) of one MMA on logical operand values.
+
+    ``a`` M x K, ``b`` K x N (values after negation / sparsity / masking), ``c`` M x N in D's
+    format (0 when enable-input-d is false), ``sa``/``sb`` scale values broadcast along K
+    (M x K, K x N) for block-scaled kinds, ``c_shift`` = scale-input-d (C's exponent - s).
+    ``step`` overrides L (sparse MMAs pass 2 L).
+    """
+    prm = hw_params(kind, d_type)
+    a, b, c = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
+    k = a.shape[1]
+    length = step or prm.step
+    out = c
+    for k0 in range(0, k, length):
+        sl = slice(k0, min(k, k0 + length))
+        a_s, b_s = a[:, sl], b[sl, :]
+        sa_s = None if sa is None else np.asarray(sa, dtype=np.float64)[:, sl]
+        sb_s = None if sb is None else np.asarray(sb, dtype=np.float64)[sl, :]
+        special = _special(a_s, b_s, out, sa_s, sb_s)
+        safe = [np.where(np.isfinite(x), x, 0.0) if x is not None else None for x in (a_s, b_s, out, sa_s, sb_s)]
+        if prm.group:
+            terms = _group_terms(safe[0], safe[1], safe[3], safe[4], scale_fmt, prm.group, prm.fraction_bits)
+        else:
+            terms = _product_terms(safe[0], safe[1], a_fmt, b_fmt, safe[3], safe[4], scale_fmt, prm.fraction_bits)
+        res = _fused_step(terms, safe[2], d_type, prm, c_shift if k0 == 0 else 0)
+        if special is not None:
+            nan, total = special
+            res = np.where(nan, np.nan, np.where(np.isinf(total), total, res))
+        out = res
+    return out

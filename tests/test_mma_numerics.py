@@ -1,0 +1,316 @@
+"""Numerics models: the spec tolerance (``spec``) and the bit-exact sm_100 model (``hardware``).
+
+Each test names the model it checks. Hardware expectations come from ``tests/mma_oracle.py``
+(a scalar Fraction implementation of the published algorithm) or are written out by hand.
+"""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reference import formats as F
+from reference import numerics_hw as HW
+from reference import numerics_spec as NS
+from reference.mma_qualifiers import MmaOp
+from reference.mma_semantics import mma
+from tests import mma_oracle as O
+
+pytestmark = [pytest.mark.reference, pytest.mark.numerics]
+
+
+def random_codes(rng, fmt, shape):
+    f = F.get_format(fmt)
+    width = f.container_bits if fmt in ("tf32", "ue4m3") else f.bits
+    return rng.integers(0, 1 << width, size=shape, dtype=np.uint64).astype(f.code_dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# spec model
+# ---------------------------------------------------------------------------------------------
+
+SPEC_KINDS = [("f16", "f16", "f16"), ("f16", "bf16", "f32"), ("f16", "f16", "f32"), ("tf32", "tf32", "f32"),
+              ("f8f6f4", "e4m3", "f32"), ("f8f6f4", "e2m1", "f16"), ("f8f6f4", "e3m2", "f32")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(SPEC_KINDS), seed=st.integers(0, 2**32 - 1), shift=st.integers(-6, 6))
+def test_spec_tolerance_is_zero_on_exact_inputs(kind, seed, shift):
+    """spec model: small integers times a common power of two are exact in every order."""
+    kind_name, ab, d = kind
+    rng = np.random.default_rng(seed)
+    k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind_name]
+    if kind_name == "f16" and d == "f16":       # half-precision accumulation: keep sums within 11 bits
+        vals, shift, c = np.array([-1, 0, 1]), abs(shift) % 4, rng.integers(-8, 9, (4, 5)).astype(float)
+    else:                                       # normal values only (subnormal handling is unspecified)
+        vals = np.array([-2, -1.5, -1, 0, 1, 1.5, 2])
+        c = rng.integers(-50, 51, (4, 5)) * 2.0 ** -2
+    lo, hi = {"e2m1": (0, 0), "e3m2": (-2, 3)}.get(ab, (-6, 6))     # keep values normal and in range
+    a = rng.choice(vals, (4, k)) * 2.0 ** min(max(shift, lo), hi)
+    b = rng.choice(vals, (k, 5))
+    assert F.is_representable(ab, a).all() and F.is_representable(ab, b).all()
+    value, tol = NS.spec_fused(kind_name, d, a, b, c, a_fmt=ab, b_fmt=ab)
+    assert np.all(tol == 0)
+    for i in range(4):
+        for j in range(5):
+            assert Fraction(value[i, j]) == O.exact_dot(a[i], b[:, j], c[i, j])
+
+
+def test_spec_tolerance_zero_with_block_scales():
+    """spec model: powers-of-two scales keep exact inputs exact (mxf8f6f4, mxf4nvf4 ue4m3)."""
+    rng = np.random.default_rng(3)
+    a = rng.choice([-1.5, -1, 0, 3, 2], (4, 64))             # e2m1 normals (0.5 is subnormal)
+    b = rng.choice([-3, -1, 0, 1, 4], (64, 6))
+    sa = np.repeat(rng.choice([0.25, 1, 8], (4, 4)), 16, axis=1)
+    sb = np.repeat(rng.choice([0.5, 2, 16], (4, 6)), 16, axis=0)
+    value, tol = NS.spec_fused("mxf4nvf4", "f32", a, b, np.ones((4, 6)), a_fmt="e2m1", b_fmt="e2m1",
+                               sa=sa, sb=sb, scale_fmt="ue4m3")
+    assert np.all(tol == 0)
+    np.testing.assert_array_equal(value, (a * sa) @ (b * sb) + 1)
+
+
+def test_spec_tolerance_covers_rz_and_rn():
+    """spec model: 1 + 2^-30 is not an f32; both neighbours (RZ 1, RN 1) and 1 + 2^-23 (RU) are
+    within the bound; 1 + 2^-21 is not."""
+    a = np.array([[2.0 ** -15, 0]])
+    b = np.array([[2.0 ** -15], [0]])
+    value, tol = NS.spec_fused("f16", "f32", a, b, np.array([[1.0]]), a_fmt="f16", b_fmt="f16")
+    assert value[0, 0] == 1 + 2.0 ** -30 and tol[0, 0] > 0
+    for got, ok in ((1.0, True), (1 + 2.0 ** -23, True), (1 + 2.0 ** -21, False)):
+        assert NS.spec_accepts("f32", F.encode("f32", np.array([got])), value[0], tol[0])[0] == ok
+
+
+def test_spec_accepts_specials():
+    """spec model: NaN expected accepts any NaN; Inf expects that Inf; overflow accepts Inf."""
+    nan_codes = np.array([0x7FC00000, 0x7FFFFFFF, 0xFF800001], dtype=np.uint32)
+    assert NS.spec_accepts("f32", nan_codes, np.full(3, np.nan), np.zeros(3)).all()
+    assert not NS.spec_accepts("f32", np.array([0x3F800000], dtype=np.uint32), np.array([np.nan]), np.zeros(1))[0]
+    inf = np.array([0x7F800000], dtype=np.uint32)
+    assert NS.spec_accepts("f32", inf, np.array([np.inf]), np.zeros(1))[0]
+    assert not NS.spec_accepts("f32", inf, np.array([-np.inf]), np.zeros(1))[0]
+    assert NS.spec_accepts("f32", inf, np.array([2.0 ** 128]), np.zeros(1))[0]
+    assert not NS.spec_accepts("f32", inf, np.array([2.0 ** 120]), np.zeros(1))[0]
+    assert NS.spec_accepts("f16", np.array([0x7C00], dtype=np.uint16), np.array([65520.0]), np.zeros(1))[0]
+
+
+def test_spec_special_inputs():
+    """spec model: NaN operands / Inf*0 / Inf-Inf give NaN; a single Inf gives that Inf."""
+    a = np.array([[np.nan, 1], [np.inf, 0], [np.inf, 1], [np.inf, -np.inf], [0, np.inf]])
+    b = np.array([[1.0], [2.0]])
+    v, t = NS.spec_fused("f16", "f32", a, b, np.zeros((5, 1)), a_fmt="f16", b_fmt="f16")
+    assert np.isnan(v[0, 0])                                    # NaN operand
+    assert v[1, 0] == np.inf and v[2, 0] == np.inf and t[1, 0] == 0
+    assert np.isnan(v[3, 0])                                    # Inf - Inf
+    assert v[4, 0] == np.inf
+    v, _ = NS.spec_fused("f16", "f32", a[1:2], np.array([[0.0], [1.0]]), np.zeros((1, 1)), a_fmt="f16", b_fmt="f16")
+    assert np.isnan(v[0, 0])                                    # Inf * 0
+
+
+def test_spec_subnormal_inputs_may_flush():
+    """spec model: subnormal-input handling is unspecified, so flushing that product is accepted."""
+    tiny = 2.0 ** -20                                           # f16 subnormal
+    a = np.array([[tiny, 0.0]])
+    b = np.array([[1.0], [0.0]])
+    value, tol = NS.spec_fused("f16", "f32", a, b, np.array([[1.0]]), a_fmt="f16", b_fmt="f16")
+    assert abs(1.0 - value[0, 0]) <= tol[0, 0]
+
+
+HW_AGREES = [("f16", "f16", "f32"), ("f16", "bf16", "f32"), ("f16", "f16", "f16"), ("tf32", "tf32", "f32"),
+             ("f8f6f4", "e4m3", "f32"), ("f8f6f4", "e5m2", "f16"), ("f8f6f4", "e2m3", "f32")]
+
+
+@pytest.mark.parametrize("kind,ab,d", HW_AGREES)
+def test_hardware_results_lie_within_the_spec_tolerance(kind, ab, d):
+    """spec vs hardware: on normal random inputs the published hardware behaviour is allowed."""
+    rng = np.random.default_rng(17)
+    k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind]
+    f = F.get_format(ab)
+    span = {"f16": 8, "bf16": 30, "tf32": 30}.get(ab, 3)
+    def normal_values(shape):
+        mant = rng.integers(1 << f.mantissa_bits, 1 << (f.mantissa_bits + 1), shape)
+        expo = rng.integers(-span, span + 1, shape)
+        return rng.choice([-1, 1], shape) * mant * 2.0 ** (expo - f.mantissa_bits)
+
+    for _ in range(3):
+        a, b = normal_values((64, k)), normal_values((k, 16))
+        c = F.decode(d, F.encode(d, rng.normal(size=(64, 16)) * 4.0))
+        hw = HW.hw_fused(kind, d, a, b, c, a_fmt=ab, b_fmt=ab)
+        value, tol = NS.spec_fused(kind, d, a, b, c, a_fmt=ab, b_fmt=ab)
+        assert NS.spec_accepts(d, HW.d_codes(hw, d), value, tol).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# hardware model vs the scalar oracle
+# ---------------------------------------------------------------------------------------------
+
+ORACLE = [("f16", "f16", "f16", "f32"), ("f16", "f16", "f16", "f16"), ("f16", "bf16", "bf16", "f32"),
+          ("tf32", "tf32", "tf32", "f32"), ("f8f6f4", "e4m3", "e5m2", "f32"), ("f8f6f4", "e2m1", "e3m2", "f16"),
+          ("f8f6f4", "e2m3", "e4m3", "f32")]
+
+
+@pytest.mark.parametrize("kind,af,bf,d", ORACLE)
+def test_hardware_matches_oracle_on_random_codes(kind, af, bf, d):
+    """hardware model == the scalar published algorithm, codes drawn over the whole format
+    (subnormals, zeros, Inf, NaN included)."""
+    rng = np.random.default_rng(hash((kind, af, bf, d)) % 2**32)
+    k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind]
+    m, n = 6, 8
+    for trial in range(3):
+        a, b = F.decode(af, random_codes(rng, af, (m, k))), F.decode(bf, random_codes(rng, bf, (k, n)))
+        scale = np.exp2(rng.integers(-30, 30, (m, n))) if trial else np.zeros((m, n))
+        c = F.decode(d, F.encode(d, rng.normal(size=(m, n)) * scale))
+        got = HW.hw_fused(kind, d, a, b, c, a_fmt=af, b_fmt=bf)
+        for i in range(m):
+            for j in range(n):
+                want = O.hw_dot(list(a[i]), list(b[:, j]), float(c[i, j]), af, bf, d)
+                assert (math.isnan(want) and math.isnan(got[i, j])) or want == got[i, j], (i, j, want, got[i, j])
+
+
+@pytest.mark.parametrize("kind,s_fmt,sf", [("mxf8f6f4", "ue8m0", 1), ("mxf4", "ue8m0", 2), ("mxf4nvf4", "ue4m3", 4),
+                                            ("mxf4nvf4", "ue8m0", 4)])
+def test_hardware_block_scaled_matches_oracle(kind, s_fmt, sf):
+    """hardware model == scalar oracle for the block-scaled kinds (scales over their whole range)."""
+    rng = np.random.default_rng(sf)
+    af = "e3m2" if kind == "mxf8f6f4" else "e2m1"
+    k = 32 if kind == "mxf8f6f4" else 64
+    m, n = 5, 6
+    a, b = F.decode(af, random_codes(rng, af, (m, k))), F.decode(af, random_codes(rng, af, (k, n)))
+    if s_fmt == "ue8m0":
+        sac, sbc = rng.integers(90, 165, (m, sf)), rng.integers(90, 165, (sf, n))
+        sac[0, 0], sbc[0, 1] = 0xFF, 0
+    else:
+        sac, sbc = rng.integers(0, 256, (m, sf)), rng.integers(0, 256, (sf, n))
+    sa = np.repeat(F.decode(s_fmt, sac), k // sf, axis=1)
+    sb = np.repeat(F.decode(s_fmt, sbc), k // sf, axis=0)
+    c = F.decode("f32", F.encode("f32", rng.normal(size=(m, n)) * np.exp2(rng.integers(-20, 20, (m, n)))))
+    got = HW.hw_fused(kind, "f32", a, b, c, a_fmt=af, b_fmt=af, sa=sa, sb=sb, scale_fmt=s_fmt)
+    for i in range(m):
+        for j in range(n):
+            if kind == "mxf8f6f4":
+                want = O.hw_dot(list(a[i]), list(b[:, j]), float(c[i, j]), af, af, "f32",
+                                sa=list(sa[i]), sb=list(sb[:, j]), s_fmt=s_fmt)
+            else:
+                want = O.hw_group_dot(list(a[i]), list(b[:, j]), float(c[i, j]), list(sa[i]), list(sb[:, j]), s_fmt)
+            assert (math.isnan(want) and math.isnan(got[i, j])) or want == got[i, j], (i, j, want, got[i, j])
+
+
+# ---------------------------------------------------------------------------------------------
+# published facts, one probe each (source: Xie et al. 2025 / mmasim 2.1.1, unless noted)
+# ---------------------------------------------------------------------------------------------
+
+def _hw(kind, a, b, c, fmt="f16", d="f32"):
+    return HW.hw_fused(kind, d, np.array([a], dtype=float), np.array(b, dtype=float)[:, None],
+                       np.array([[c]], dtype=float), a_fmt=fmt, b_fmt=fmt)[0, 0]
+
+
+def test_probe_alignment_width_is_25_bits():
+    """hardware: terms are truncated to F = 25 fraction bits of the largest exponent."""
+    # 1 - 1 + 2^-25 keeps the small term; 1 - 1 + 2^-26 loses it (exact: 2^-26)
+    assert _hw("f16", [1, 1, 2.0 ** -13], [1, -1, 2.0 ** -12], 0) == 2.0 ** -25
+    assert _hw("f16", [1, 1, 2.0 ** -13], [1, -1, 2.0 ** -13], 0) == 0.0
+
+
+def test_probe_alignment_truncates_toward_zero():
+    """hardware: a negative term's bits below the LSB are dropped toward zero (trunc), not toward
+    -Inf (floor, the Hopper FP8 behaviour in MMA-Sim's ``tr_fdpa``). 1 - 2^-26: trunc keeps 1.0;
+    floor would give 1 - 2^-25, rounded toward zero to 1 - 2^-24. Open question for FP8 on
+    hardware: this is the case a device run must decide."""
+    assert _hw("f16", [1, -(2.0 ** -13)], [1, 2.0 ** -13], 0) == 1.0
+    # e4m3: C = 256 sets the LSB to 2^-17; the product -2^-18 vanishes (floor: 256 - 2^-16)
+    assert _hw("f8f6f4", [-(2.0 ** -9)], [2.0 ** -9], 256, fmt="e4m3") == 256.0
+
+
+def test_probe_f32_result_rounds_toward_zero():
+    """hardware: 1 + 3 * 2^-25 -> 1.0 in f32 (round-to-nearest would give 1 + 2^-23)."""
+    got = _hw("f16", [1, 2.0 ** -12, 2.0 ** -12], [1, 2.0 ** -12, 2.0 ** -13], 0)
+    assert got == 1.0
+    assert _hw("f16", [-1, -(2.0 ** -12)], [1, 2.0 ** -12], 0) == -1.0        # toward zero, not down
+
+
+def test_probe_f16_result_rounds_to_nearest_even():
+    """hardware: f16 D rounds to nearest, ties to even."""
+    assert _hw("f16", [1, 2.0 ** -11], [1, 1], 0, d="f16") == 1.0                   # tie -> even (1.0)
+    assert _hw("f16", [1, 3 * 2.0 ** -11], [1, 1], 0, d="f16") == 1 + 2.0 ** -9     # tie -> even (1+2^-9)
+    assert _hw("f16", [1, 2.0 ** -11, 2.0 ** -14], [1, 1, 1], 0, d="f16") == 1 + 2.0 ** -10
+
+
+def test_probe_canonical_nan():
+    """hardware: every NaN result is 0x7FFFFFFF (f32 D) / 0x7FFF (f16 D), payload and sign dropped."""
+    a = F.decode("f16", np.array([[0xFE01, 0x3C00]], dtype=np.uint16))           # -NaN with payload
+    for d, want in (("f32", 0x7FFFFFFF), ("f16", 0x7FFF)):
+        got = HW.hw_fused("f16", d, a, np.ones((2, 1)), np.zeros((1, 1)), a_fmt="f16", b_fmt="f16")
+        assert HW.d_codes(got, d)[0, 0] == want
+    inf_minus_inf = _hw("f16", [np.inf, np.inf], [1, -1], 0)
+    assert HW.d_codes(np.array([inf_minus_inf]), "f32")[0] == 0x7FFFFFFF
+
+
+def test_probe_subnormal_results_are_kept():
+    """hardware: f32 subnormal results survive (no flush to zero); f16 subnormals too."""
+    got = HW.hw_fused("tf32", "f32", np.array([[2.0 ** -70]]), np.array([[2.0 ** -70]]), np.zeros((1, 1)),
+                      a_fmt="tf32", b_fmt="tf32")
+    assert got[0, 0] == 2.0 ** -140
+    assert _hw("f16", [2.0 ** -12], [2.0 ** -12], 0, d="f16") == 2.0 ** -24
+
+
+def test_probe_tf32_ignores_low_13_bits():
+    """hardware (NOTES.md item 10): tf32 operands are truncated, not rounded."""
+    op = MmaOp("tf32", "tf32", "tf32", "f32", 128, 8)
+    a = np.full((128, 8), 0x3F800000, dtype=np.uint32)
+    b = np.full((8, 8), 0x3F800000, dtype=np.uint32)
+    noisy = a | np.uint32(0x1FFF)                               # would round up to 1 + 2^-10 if rounded
+    c = np.zeros((128, 8), dtype=np.uint32)
+    for model in ("spec", "hardware"):
+        np.testing.assert_array_equal(mma(op, noisy, b, c, model=model).d, mma(op, a, b, c, model=model).d)
+
+
+def test_probe_mxf4_groups_of_16_are_summed_exactly():
+    """hardware: mxf4 sums 16 products exactly before aligning (F = 35 from the scale exponents).
+
+    C = -2^40 cancels group 0 (4 * 2^38); group 1 holds 4*4 + 4*4 = 32 at scale 2^0. The LSB after
+    alignment to 2^40 is 2^5 = 32: the exact group sum 32 survives; products aligned one by one
+    (16 < 32 each) would vanish.
+    """
+    k = 64
+    a = np.zeros((1, k))
+    b = np.zeros((k, 1))
+    a[0, 0], b[0, 0] = 2, 2
+    a[0, 16], b[16, 0], a[0, 17], b[17, 0] = 4, 4, 4, 4
+    sa = np.repeat(np.array([[2.0 ** 38, 1, 1, 1]]), 16, axis=1)
+    sb = np.ones((k, 1))
+    got = HW.hw_fused("mxf4nvf4", "f32", a, b, np.array([[-(2.0 ** 40)]]), a_fmt="e2m1", b_fmt="e2m1",
+                      sa=sa, sb=sb, scale_fmt="ue8m0")
+    assert got[0, 0] == 32.0
+    a[0, 17] = 0                                                 # one 16 alone: below the LSB
+    got = HW.hw_fused("mxf4nvf4", "f32", a, b, np.array([[-(2.0 ** 40)]]), a_fmt="e2m1", b_fmt="e2m1",
+                      sa=sa, sb=sb, scale_fmt="ue8m0")
+    assert got[0, 0] == 0.0
+
+
+def test_probe_ue8m0_nan_scale():
+    """hardware: a ue8m0 scale of 0xFF makes the dot product NaN even against zeros."""
+    sa = np.repeat(F.decode("ue8m0", np.array([[0xFF]], dtype=np.uint8)), 32, axis=1)
+    got = HW.hw_fused("mxf8f6f4", "f32", np.zeros((1, 32)), np.zeros((32, 1)), np.zeros((1, 1)), a_fmt="e4m3",
+                      b_fmt="e4m3", sa=sa, sb=np.ones((32, 1)), scale_fmt="ue8m0")
+    assert np.isnan(got[0, 0])
+
+
+def test_probe_zero_result_is_positive():
+    """hardware: an exact zero is +0 even from -0 terms (MMA-Sim adds +0.0 to every result)."""
+    got = _hw("f16", [-0.0, 1], [1, 0.0], -0.0)
+    assert got == 0 and math.copysign(1, got) == 1
+
+
+def test_probe_overflow_is_inf_even_toward_zero():
+    """hardware: a result >= 2^128 is +Inf for f32 D although the rounding is toward zero."""
+    got = HW.hw_fused("tf32", "f32", np.array([[2.0 ** 127, 2.0 ** 127]]), np.array([[1.0], [1.0]]),
+                      np.zeros((1, 1)), a_fmt="tf32", b_fmt="tf32")
+    assert got[0, 0] == np.inf
+
+
+def test_params_table_has_a_source_for_every_row():
+    for (_kind, d), prm in HW.HW_PARAMS.items():
+        assert "mmasim" in prm.source and prm.fraction_bits in (25, 35)
+        assert prm.rounding == ("rne" if d == "f16" else "rz")
