@@ -34,9 +34,10 @@ def idesc(*, m, n, a_type, b_type, d_type="f32", sparse=False, selector=0, satur
 
 
 def idesc_scaled(*, m, n, a_type, b_type, a_id=0, b_id=0, scale_type="ue8m0", mxf4=False):
-    """Tables 43/44, bit by bit."""
-    return (b_id << 4 | TYPE_CODES[a_type] << 7 | TYPE_CODES[b_type] << 10 | (n >> 3) << 17
-            | (0 if scale_type == "ue8m0" else 1) << 23 | (m >> 7) << 27 | a_id << 29)
+    """Tables 43/44, bit by bit (bit 23: 1 = ue8m0, 0 = ue4m3)."""
+    codes = {"e2m1": 1} if mxf4 else TYPE_CODES                  # Table 44: E2M1 = 1
+    return (b_id << 4 | codes[a_type] << 7 | codes[b_type] << 10 | (n >> 3) << 17
+            | (1 if scale_type == "ue8m0" else 0) << 23 | (m >> 7) << 27 | a_id << 29)
 
 
 def place(img, codes, bits, start, major, sbo=None, lbo=None):
@@ -63,6 +64,10 @@ def place(img, codes, bits, start, major, sbo=None, lbo=None):
 
 
 def _put(img, unit, index, bits, code):
+    if bits == 4:                                 # two per byte, element 2i in the low nibble
+        byte = unit + index // 2
+        img[byte] = (img[byte] & (0xF0 if index % 2 == 0 else 0x0F)) | (int(code) << (4 * (index % 2)))
+        return
     nbytes = bits // 8
     off = unit + index * nbytes
     img[off:off + nbytes] = np.array([int(code)], dtype=f"<u{nbytes}").view(np.uint8)

@@ -120,17 +120,17 @@ class TensorCore:
 
     def require_cells(self, cta, lanes, cols, what: str) -> None:
         """Raise unless every (cta, lane, column) is inside Tensor Memory and allocated."""
-        lanes, cols = np.asarray(lanes), np.asarray(cols)
+        cta, lanes, cols = np.broadcast_arrays(np.asarray(cta), np.asarray(lanes), np.asarray(cols))
         if lanes.size == 0:
             return
         if lanes.min() < 0 or lanes.max() >= LANES or cols.min() < 0 or cols.max() >= COLUMNS:
             raise SpecError("9.7.16.1", "Tensor Memory shape", f"{what}: cells expect lanes < {LANES} and columns < "
                             f"{COLUMNS}, but got lanes {int(lanes.min())}..{int(lanes.max())}, columns "
                             f"{int(cols.min())}..{int(cols.max())}")
-        ok = self.column_mask()[np.broadcast_to(cta, cols.shape), cols]
+        ok = self.column_mask()[cta, cols]
         if not ok.all():
             k = np.unravel_index(int(np.flatnonzero(~ok.ravel())[0]), ok.shape)
-            c = int(np.broadcast_to(cta, cols.shape)[k])
+            c = int(cta[k])
             raise SimError(f"{what}: Tensor Memory column {int(cols[k])} of CTA {c} is not allocated")
 
     def require_allocated(self, cta: int, col0: int, ncols: int, what: str) -> None:
