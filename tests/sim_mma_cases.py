@@ -129,3 +129,17 @@ def f32_bits(x):
 
 def f16_codes(x):
     return np.asarray(x, dtype=np.float16).view(np.uint16).astype(np.uint64)
+
+
+#: representative MMA kernels (assembled by tests/test_sim_assemble.py)
+KERNELS: dict[str, tuple[str, str]] = {
+    f"mma_{name}": (MmaKernel(text, cta_group=cg).ptx, "sm_100a") for name, text, cg in (
+        ("dol", "tcgen05.mma.cta_group::1.kind::f16 [%r32], %rd6, %rd7, %r22, {%r24, %r25, %r26, %r27}, %p7;", 1),
+        ("sp", "tcgen05.mma.sp.cta_group::1.kind::f16 [%r32], %rd6, %rd7, [%r34], %r22, %p7;", 1),
+        ("ws", "tcgen05.mma.ws.cta_group::1.kind::f16 [%r32], %rd6, %rd7, %r22, %p7, %rd9;", 1),
+        ("mxf4", "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X "
+                 "[%r32], %rd6, %rd7, %r22, [%r35], [%r36], %p7;", 1),
+        ("ashift", "tcgen05.mma.cta_group::1.kind::f16.ashift [%r32], [%r33], %rd7, %r22, %p7;", 1),
+        ("pair", "tcgen05.mma.cta_group::2.kind::f16 [%r32], %rd6, %rd7, %r22, %p7;", 2),
+    )
+}

@@ -2,12 +2,13 @@
 
 import pytest
 
-from tests import sim_ptx, sim_ptx_tcgen05, sim_ptx_tcgen05_ops
+from tests import sim_mma_cases, sim_ptx, sim_ptx_tcgen05, sim_ptx_tcgen05_ops
 from tests.sim_ptx import UNIMPLEMENTED, assemble
 
 pytestmark = pytest.mark.assemble
 
-KERNELS = {**sim_ptx.KERNELS, **sim_ptx_tcgen05.KERNELS, **sim_ptx_tcgen05_ops.KERNELS}
+KERNELS = {**sim_ptx.KERNELS, **sim_ptx_tcgen05.KERNELS, **sim_ptx_tcgen05_ops.KERNELS,
+           **sim_mma_cases.KERNELS}
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))

@@ -22,6 +22,7 @@ import conformance.sim.ops_ctrl  # noqa: F401
 import conformance.sim.ops_cvt  # noqa: F401
 import conformance.sim.ops_mbarrier  # noqa: F401
 import conformance.sim.ops_mem  # noqa: F401
+import conformance.sim.ops_mma_sp  # noqa: F401
 import conformance.sim.ops_tcgen05  # noqa: F401
 import conformance.sim.ops_tcgen05_cp  # noqa: F401
 import conformance.sim.ops_tcgen05_ldst  # noqa: F401
