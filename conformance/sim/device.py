@@ -9,6 +9,7 @@ managed by the caller through ``device.memory``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -36,7 +37,9 @@ from conformance.sim.memory import GlobalMemory
 from conformance.sim.ptx_parser import Module, parse_ptx
 from conformance.sim.ptx_types import TYPES
 
-SIM_VERSION = "0.1"
+SIM_VERSION = "0.2"
+_OVERRIDE: FaultSet | None = None          # set by override_faults (mutation score): wins over a device's own
+_GENERATION = 0                            # bumped whenever the override changes
 ENV_FAULTS_FROM = "TCGEN05_CTS_SIM_FAULTS_FROM"
 ENV_FAULTS = "TCGEN05_CTS_SIM_FAULTS"
 
@@ -126,17 +129,23 @@ class SimDevice:
             raise SimError(f"block expects at most .maxntid {d['maxntid']} threads, but got {g.block}")
         return g
 
+    @property
+    def active_faults(self) -> FaultSet:
+        """The faults launches run with: an :func:`override_faults` set, else the device's own."""
+        return _OVERRIDE if _OVERRIDE is not None else self.faults
+
     def run(self, module: SimModule, kernel_name: str, params: Sequence, grid, block, cluster_dims=None,
             shared_bytes: int = 0) -> float:
         """Launch ``kernel_name`` with ``params`` (ints or bytes, declaration order); return seconds."""
         program = module.kernel(kernel_name)
+        faults = self.active_faults
         geometry = self.geometry(program, grid, block, cluster_dims)
         packed = program.pack_params(list(params))
         start = time.perf_counter()
         total = geometry.total_clusters
         for first in range(0, total, self.batch_clusters):
             clusters = np.arange(first, min(first + self.batch_clusters, total))
-            machine = Machine(program, geometry, clusters, self.memory, packed, self.faults,
+            machine = Machine(program, geometry, clusters, self.memory, packed, faults,
                               shared_bytes=shared_bytes, max_steps=self.max_steps,
                               livelock_spins=self.livelock_spins)
             scheduler.run(machine)
@@ -169,6 +178,25 @@ class SimDevice:
         finally:
             self.memory.free(base)
         return LaunchResult(plan.outputs(image), plan.status_words(image), seconds)
+
+
+@contextlib.contextmanager
+def override_faults(faults: Iterable[Fault]):
+    """Every SimDevice of this process launches with exactly ``faults`` inside the block (the
+    mutation score switches faults between cases without re-creating session fixtures)."""
+    global _OVERRIDE, _GENERATION
+    saved, _OVERRIDE = _OVERRIDE, FaultSet(faults)
+    _GENERATION += 1
+    try:
+        yield _OVERRIDE
+    finally:
+        _OVERRIDE = saved
+        _GENERATION += 1
+
+
+def fault_generation() -> int:
+    """Changes whenever :func:`override_faults` switches faults (key launch caches by it)."""
+    return _GENERATION
 
 
 def faults_from_environment(environ=os.environ) -> tuple[Fault, ...]:

@@ -108,8 +108,8 @@ def compile_mma_sp(ins, q, k):
             case = MmaCase(tc_kind, d_type, a_type, b_type, a, b, c, None, True, saturate=satfinite)
             d = mma_arithmetic(case)
             d = m.faults.apply("mma_result", d, row=np.arange(16)[:, None], col=np.arange(8)[None, :], kind=tc_kind,
-                               d_type=d_type, d_in=c, enable_input_d=True, instr=ins.text, cta=cta,
-                               recompute=lambda case=case, **ch: mma_arithmetic(replace(case, **ch)))
+                               d_type=d_type, d_in=c, enable_input_d=True, cta_group=0, instr=ins.text, cta=cta,
+                               case=case, recompute=lambda case=case, **ch: mma_arithmetic(replace(case, **ch)))
             out[w] = WF.scatter(fd, d)
         for i, write in enumerate(wd):
             write(m, s, out[:, i])

@@ -223,7 +223,8 @@ class MmaExecution:
             cells = self.tmem_rows(self.iss.a, TO.a_columns(f.kind, d.a_type, ks), "tcgen05.mma A")
             return TO.read_a(f.kind, d.a_type, cells, ks)
         major = "MN" if d.transpose_a else "K"
-        parts = [read_tile(self.m, c, decode_desc(self.m, self.iss.a, operand="a", kind=f.kind, instr=f.text, cta=c),
+        parts = [read_tile(self.m, c, decode_desc(self.m, self.iss.a, operand="a", kind=f.kind, instr=f.text, cta=c,
+                                               major=major),
                            self.mc, ks, d.a_type, major, f.kind) for c in self.ctas]
         return np.concatenate(parts, axis=0)
 
@@ -231,7 +232,8 @@ class MmaExecution:
         f, d = self.form, self.iss.desc
         major = "MN" if d.transpose_b else "K"
         nc = d.n // f.group + extra
-        parts = [read_tile(self.m, c, decode_desc(self.m, self.iss.b, operand="b", kind=f.kind, instr=f.text, cta=c),
+        parts = [read_tile(self.m, c, decode_desc(self.m, self.iss.b, operand="b", kind=f.kind, instr=f.text, cta=c,
+                                               major=major),
                            nc, self.k, d.b_type, major, f.kind) for c in self.ctas]
         return np.concatenate(parts, axis=0).T                              # K x N
 
@@ -314,8 +316,8 @@ class MmaExecution:
                        d.saturate, ops.enable_input_d, ops.scale_input_d, sa, sb, d.scale_type)
         out = mma_arithmetic(case)
         out = self.hook("mma_result", out, row=np.arange(d.m)[:, None], col=np.arange(d.n)[None, :], kind=f.kind,
-                        d_type=d.d_type, d_in=c_in, enable_input_d=ops.enable_input_d,
-                        recompute=lambda **changes: mma_arithmetic(replace(case, **changes)))
+                        d_type=d.d_type, d_in=c_in, enable_input_d=ops.enable_input_d, cta_group=f.group,
+                        case=case, recompute=lambda **changes: mma_arithmetic(replace(case, **changes)))
         out = np.asarray(out).astype(np.uint32) & np.uint32((1 << bits) - 1)
         write = np.ones(out.shape, dtype=bool)
         if ops.disable_output_lane:

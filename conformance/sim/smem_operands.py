@@ -22,10 +22,10 @@ def cta_image(m, cta: int) -> SmemImage:
     return SmemImage(SHARED_BASE, m.smem[lo:lo + m.smem_bytes].tobytes())
 
 
-def decode_desc(m, raw: int, *, operand: str, kind, instr: str, cta: int) -> SmemDescriptor:
-    """Decoded descriptor after the ``smem_desc`` hook (ctx: operand, raw, kind, instr, cta)."""
+def decode_desc(m, raw: int, *, operand: str, kind, instr: str, cta: int, major: str = "K") -> SmemDescriptor:
+    """Decoded descriptor after the ``smem_desc`` hook (ctx: operand, raw, kind, major, instr, cta)."""
     desc = SmemDescriptor.decode(int(raw) & 0xFFFF_FFFF_FFFF_FFFF)
-    return m.faults.apply("smem_desc", desc, operand=operand, raw=int(raw), kind=kind, instr=instr, cta=cta)
+    return m.faults.apply("smem_desc", desc, operand=operand, raw=int(raw), kind=kind, major=major, instr=instr, cta=cta)
 
 
 def read_tile(m, cta: int, desc: SmemDescriptor, mn: int, k: int, dtype: str, major: str,

@@ -1,0 +1,98 @@
+"""Mutation score of the execution tier on the simulated device (issue 8).
+
+One pytest session (in-process) collects the execution tier as ``tcgen05-cts run`` would, with
+``--device sim``; :class:`MutationPlugin` then takes over the run loop:
+
+1. every collected case runs once without faults; cases that do not pass (fail, skip) are left
+   out of the score (a case that fails on a fault-free device detects nothing);
+2. for each fault, the passing cases run in collection order under
+   :func:`conformance.sim.device.override_faults` until the first one that fails (crash and
+   timeout included): the fault is *caught* by that case; if none fails it *survived*.
+
+Cases run through pytest's own test protocol (``runtestprotocol``), i.e. the very harness code of
+the execution tier. Contract for that tier: it must not cache launch results across cases (or must
+key them by ``conformance.sim.device.fault_generation()``), so that a fault switched on between two
+cases reaches the second one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from _pytest.runner import runtestprotocol
+
+from conformance.sim.device import override_faults
+from conformance.sim.faults import Fault
+
+
+@dataclass
+class MutationResult:
+    """Per fault (in order): the node ID of the first case that caught it, or None."""
+
+    caught_by: dict[str, str | None] = field(default_factory=dict)
+    baseline_pass: list[str] = field(default_factory=list)
+    baseline_other: list[tuple[str, str]] = field(default_factory=list)   # (node ID, outcome)
+
+    @property
+    def caught(self) -> int:
+        return sum(v is not None for v in self.caught_by.values())
+
+
+def _outcome(reports) -> str:
+    if any(r.failed for r in reports):
+        return "failed"
+    if any(r.skipped for r in reports):
+        return "skipped"
+    return "passed"
+
+
+class MutationPlugin:
+    """Replaces pytest's run loop with the baseline + one pass per fault (module docstring)."""
+
+    def __init__(self, faults: list[Fault], progress=None) -> None:
+        self.faults = list(faults)
+        self.result = MutationResult()
+        self.progress = progress or (lambda line: None)
+
+    def _run(self, session, item, nextitem) -> str:
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        return _outcome(reports)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        if session.testsfailed and not session.config.option.continue_on_collection_errors:
+            raise session.Interrupted(f"{session.testsfailed} error(s) during collection")
+        items = list(session.items)
+        passing = []
+        with override_faults(()):
+            for i, item in enumerate(items):
+                outcome = self._run(session, item, items[i + 1] if i + 1 < len(items) else None)
+                if outcome == "passed":
+                    passing.append(item)
+                    self.result.baseline_pass.append(item.nodeid)
+                else:
+                    self.result.baseline_other.append((item.nodeid, outcome))
+        for fault in self.faults:
+            caught = None
+            with override_faults((fault,)):
+                for i, item in enumerate(passing):
+                    nxt = passing[i + 1] if i + 1 < len(passing) else None
+                    if self._run(session, item, nxt) == "failed":
+                        caught = item.nodeid
+                        session._setupstate.teardown_exact(None)
+                        break
+            self.result.caught_by[fault.name] = caught
+            self.progress(line(fault.name, caught))
+        return True
+
+
+def line(name: str, caught: str | None) -> str:
+    return f"caught   {name}  by {caught}" if caught else f"survived {name}"
+
+
+def mutation_score(pytest_args: list[str], faults: list[Fault], progress=None) -> tuple[int, MutationResult]:
+    """Run the session; (pytest exit code, result)."""
+    plugin = MutationPlugin(faults, progress)
+    code = pytest.main(pytest_args, plugins=[plugin])
+    return int(code), plugin.result

@@ -1,0 +1,65 @@
+"""The fault catalogue and ``tcgen05-cts mutation-score`` (on a stand-in execution tier)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conformance.sim import HOOKS, Fault, FaultSet
+from conformance.sim.fault_catalogue import FAULTS
+
+pytestmark = pytest.mark.reference
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = str(Path(__file__).resolve().parent / "sim_exec_sample.py")
+
+
+def test_catalogue_has_40_distinct_documented_faults_on_every_hook():
+    FaultSet(FAULTS)                                              # unique names
+    assert len(FAULTS) >= 40
+    assert all(f.rationale and len(f.rationale.splitlines()) == 1 for f in FAULTS)
+    assert {f.hook for f in FAULTS} == set(HOOKS)
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "conformance.cli", "mutation-score", "--tests", SAMPLE, *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+def test_mutation_score_lines_and_last_line():
+    r = cli("--only", "negate-b-ignored,enable-input-d-inverted,commit-arrives-early")
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("caught", "survived"))]
+    assert lines[-1] == "caught 2/3"
+    assert "survived negate-b-ignored" in lines
+    assert any(ln.startswith("caught   enable-input-d-inverted  by ") and "mma_" in ln for ln in lines)
+    assert r.stdout.rstrip().splitlines()[-1] == "caught 2/3"
+
+
+def test_mutation_score_faults_from_file(tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text("import numpy as np\nfrom conformance.sim import Fault\n"
+                 "FAULTS = [Fault('flip-lsb', 'mma_result', lambda v, ctx: np.asarray(v) ^ 1),\n"
+                 "          Fault('noop', 'shift', lambda v, ctx: v)]\n")
+    r = cli("--faults-from", str(f))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert "survived noop" in out and out[-1] == "caught 1/2"
+
+
+def test_mutation_score_bad_input():
+    r = cli("--only", "no-such-fault")
+    assert r.returncode == 2 and "--only expects" in r.stderr
+
+
+def test_catalogue_faults_are_identity_where_they_do_not_apply():
+    """Value-guarded faults leave an inapplicable value alone (e.g. a 32x32b map for a 16x64b fault)."""
+    fmap = np.zeros((32, 4, 2), dtype=np.int64)
+    from types import SimpleNamespace
+    ctx = SimpleNamespace(shape="32x32b", num=4, pack=False, unpack=False, warp=0, instr="", cta=0)
+    for f in FAULTS:
+        if f.hook == "tmem_ld_map" and "16x" in f.name:
+            assert (f.fn(fmap, ctx) == fmap).all(), f.name
+    assert isinstance(FAULTS[0], Fault)
