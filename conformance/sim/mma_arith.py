@@ -93,8 +93,8 @@ class MmaCase:
 
 
 def _values(case: MmaCase) -> tuple[np.ndarray, np.ndarray]:
-    a = F.decode(case.a_type, case.a).astype(np.float64)
-    b = F.decode(case.b_type, case.b).astype(np.float64)
+    a = np.ascontiguousarray(F.decode(case.a_type, case.a), dtype=np.float64)
+    b = np.ascontiguousarray(F.decode(case.b_type, case.b), dtype=np.float64)
     if case.b_zero is not None:
         b = np.where(np.asarray(case.b_zero)[None, :], 0.0, b)
     return (-a if case.negate_a else a), (-b if case.negate_b else b)
@@ -154,6 +154,57 @@ def _hw_rounding_override(case: MmaCase):
         HW.HW_PARAMS[key] = saved
 
 
+def _lowest_bit_exponent(values: np.ndarray) -> int:
+    """min over nonzero finite x of the exponent of x's lowest set bit (x = odd * 2^q)."""
+    x = np.abs(values[values != 0])
+    if x.size == 0:
+        return 1 << 20
+    m, e = np.frexp(x)
+    mant = (m * 2.0 ** 53).astype(np.int64)
+    low = mant & -mant
+    return int((e - 53 + np.log2(low).astype(np.int64)).min())
+
+
+def _nominal_exponent_max(values: np.ndarray, fmt: str) -> int:
+    from reference import numerics_hw as HW
+    x = np.abs(values[values != 0])
+    if x.size == 0:
+        return -(1 << 20)
+    _, e, _ = HW.decompose(np.array([x.max()]), fmt)
+    return int(e[0])
+
+
+def exact_fast_path(case: MmaCase, a, b, c, sa, sb, prm) -> np.ndarray | None:
+    """D codes equal to the hardware model's when no alignment bit is lost, else None.
+
+    The model (numerics_hw) truncates every term to ``F`` fraction bits of 2^e_max and rounds the
+    exact sum once (single step). When every term is a multiple of 2^(e_max - F) for a global upper
+    bound of e_max (bounded from the largest nominal exponents, lowest set bits from the smallest),
+    truncation loses nothing and the result is the exact float64 sum rounded (RZ f32, RNE f16): the
+    same bits, computed with one matrix product instead of M x N x K integer terms.
+    """
+    if prm.group or a.shape[1] > prm.step * (2 if case.sparse else 1) or case.rounding is not None:
+        return None
+    arrays = [a, b, c] + ([sa, sb] if sa is not None else [])
+    if not all(np.isfinite(x).all() for x in arrays):
+        return None
+    shift = case.scale_input_d if case.enable_input_d else 0
+    e_terms = _nominal_exponent_max(a, case.a_type) + _nominal_exponent_max(b, case.b_type)
+    q_terms = _lowest_bit_exponent(a) + _lowest_bit_exponent(b)
+    if sa is not None:
+        e_terms += _nominal_exponent_max(sa, case.scale_type) + _nominal_exponent_max(sb, case.scale_type)
+        q_terms += _lowest_bit_exponent(sa) + _lowest_bit_exponent(sb)
+    e_c = _nominal_exponent_max(c, case.d_type) - shift
+    q_c = _lowest_bit_exponent(c) - shift
+    e_max = max(e_terms, e_c, prm.e_zero)
+    if min(q_terms, q_c) < e_max - prm.fraction_bits or e_max > 120:
+        return None
+    aa = a if sa is None else a * sa
+    bb = b if sb is None else b * sb
+    value = aa @ bb + c * 2.0 ** -shift + 0.0          # exact (at most ~F + log2 K bits); -0 -> +0
+    return _d_codes(value, case.d_type, _hw_rounding(case))
+
+
 def mma_arithmetic(case: MmaCase) -> np.ndarray:
     """D codes (``uint32[M, N]``; f16 in the low 16 bits) of one MMA: THE numerics call site."""
     if case.kind == "i8":
@@ -167,6 +218,9 @@ def mma_arithmetic(case: MmaCase) -> np.ndarray:
     if HAVE_HW_MODEL:
         from reference import numerics_hw as HW
         prm = HW.hw_params(case.kind, case.d_type)
+        fast = exact_fast_path(case, a, b, c, sa, sb, prm)
+        if fast is not None:
+            return fast
         with _hw_rounding_override(case):
             value = HW.hw_fused(case.kind, case.d_type, a, b, c, a_fmt=case.a_type, b_fmt=case.b_type, sa=sa, sb=sb,
                                 scale_fmt=case.scale_type, c_shift=case.scale_input_d if case.enable_input_d else 0,

@@ -32,7 +32,8 @@ from reference.warp_sparse import warp_metadata_from_registers, warp_sparse_shap
 U32 = TYPES["u32"]
 ELEMENT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "s4": 4, "u4": 4,
                 "e4m3": 8, "e5m2": 8, "e3m2": 8, "e2m3": 8, "e2m1": 8}
-KIND_OF = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "s8": "i8", "u8": "i8", "s4": "i8", "u4": "i8"}
+KIND_OF = {"f16": "f16", "bf16": "f16", "tf32": "tf32", "s8": "i8", "u8": "i8", "s4": "i8", "u4": "i8",
+           "e4m3": "f8f6f4", "e5m2": "f8f6f4"}
 TYPE_WORDS = ("f16", "bf16", "tf32", "f32", "s32", "s8", "u8", "s4", "u4", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1")
 
 
