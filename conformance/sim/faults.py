@@ -68,50 +68,53 @@ class MbarrierEvent:
 HOOKS: dict[str, HookSpec] = {
     "smem_desc": HookSpec(
         "reference.smem_descriptor.SmemDescriptor (decoded fields)",
-        "operand ('a' | 'b'), raw (the 64-bit descriptor), kind, instr (PTX text), cta",
-        "tcgen05.mma*/cp: after decoding a shared memory descriptor, before reading shared memory"),
+        "operand ('a' | 'b' | 's' for tcgen05.cp), raw (the 64-bit descriptor), kind (None for cp), "
+        "major ('K' | 'MN'), instr (PTX text), cta",
+        "tcgen05.mma*/cp: after decoding a shared memory descriptor, before reading shared memory (per CTA)"),
     "instr_desc": HookSpec(
         "reference.instr_descriptor.InstrDescriptor (decoded fields)",
         "kind, raw (the 32-bit descriptor), instr, cta",
-        "tcgen05.mma*: after decoding the instruction descriptor"),
+        "tcgen05.mma*: after decoding the instruction descriptor, at issue"),
     "zero_column_mask": HookSpec(
         "numpy bool array (N,): True where column n of B is treated as zero",
         "desc (reference.zero_column_mask.ZeroColumnMaskDescriptor), raw, m, n, instr, cta",
-        "tcgen05.mma* with a zero-column mask operand, after expanding the mask"),
+        "tcgen05.mma.ws* with a zero-column mask operand, after expanding the mask"),
     "sparsity_metadata": HookSpec(
-        "numpy int array (M, groups, kept): position of each kept element inside its group",
-        "kind, selector, raw (metadata words as read), instr, cta",
+        "numpy int array (M, chunks, kept): position inside its chunk of each kept element, storage order",
+        "kind (tcgen05 kind; warp-level: the kind of the same types), selector, raw (tcgen05: the nibbles "
+        "read; mma.sp: the 32 metadata registers), instr, cta",
         "tcgen05.mma.sp* and warp-level mma.sp, after decoding the metadata"),
     "scale_factors": HookSpec(
-        "ScaleFactors-like object with a (M, blocks) and b (N, blocks) decoded scales, a_id, b_id",
-        "kind, scale_type, raw_a, raw_b (bytes as read), reread(a_id, b_id) -> value, instr, cta",
+        "conformance.sim.mma_arith.ScaleFactors: a (M, SF) and b (N, SF) uint8 scale codes, a_id, b_id, scale_type",
+        "kind, scale_type, raw_a, raw_b (the codes as read), reread(a_id, b_id) -> ScaleFactors, instr, cta",
         "tcgen05.mma*.block_scale, after reading the scale factors from Tensor Memory"),
     "tmem_ld_map": HookSpec(
-        "numpy int array (32, nregs, 2): (lane offset, column offset) each thread/register reads",
-        "shape, num, pack, warp (warp id in the warpgroup), instr, cta",
-        "tcgen05.ld, before reading Tensor Memory"),
+        "numpy int array (32, E, 2): (lane offset, column offset) per thread and entry; E = registers, or "
+        "2 x registers with .pack::16b (entry 2i+h = half h of register i)",
+        "shape, num, pack, warp (warp of the warpgroup), instr, cta",
+        "tcgen05.ld, before reading Tensor Memory (per warp)"),
     "tmem_st_map": HookSpec(
-        "numpy int array (32, nregs, 2): (lane offset, column offset) each thread/register writes",
+        "numpy int array (32, E, 2), as tmem_ld_map (.unpack::16b: entry 2i+h = half h of register i)",
         "shape, num, unpack, warp, instr, cta",
-        "tcgen05.st, before writing Tensor Memory"),
+        "tcgen05.st, before writing Tensor Memory (per warp)"),
     "cp_decompress": HookSpec(
-        "numpy uint8 array: the 8-bit elements produced by decompression",
-        "src_format (e.g. 'b4x16_p64', 'b6x16_p32'), raw (source bytes), instr, cta",
+        "numpy uint8 array (rows, row bytes): the 8-bit containers produced by decompression",
+        "src_format ('b4x16_p64' | 'b6x16_p32'), raw (source bytes, rows x row bytes), instr, cta",
         "tcgen05.cp with decompression, before writing Tensor Memory"),
     "shift": HookSpec(
         "numpy int array (rows,): source row of each destination row (identity where unchanged)",
         "op ('shift' | 'ashift'), rows, instr, cta",
-        "tcgen05.shift and tcgen05.mma .ashift, before moving rows"),
-    "mma_result": HookSpec(
-        "numpy array (M, N): the result in D's type, before write-back to Tensor Memory",
-        "row, col (broadcastable index arrays), kind, d_type, d_in (accumulator read, or None), "
-        "enable_input_d, instr, cta",
-        "tcgen05.mma* and warp-level mma.sp, just before write-back"),
+        "tcgen05.shift (32 rows) and tcgen05.mma .ashift (M rows of A), before moving rows"),
     "mma_operands": HookSpec(
         "conformance.sim.mma_arith.MmaOperands: enable_input_d, scale_input_d, disable_output_lane (bit "
         "128*cta + lane, or None), column_shift (.ws)",
         "kind, instr, cta",
         "tcgen05.mma*: after reading the operands that are not in a descriptor, at issue"),
+    "mma_result": HookSpec(
+        "numpy uint32 array (M, N): D codes (f16 in the low 16 bits), before write-back",
+        "row, col (broadcastable index arrays), kind, d_type, d_in (D before, codes), enable_input_d, "
+        "cta_group (0 for warp-level mma.sp), case (MmaCase), recompute(**changes) -> codes, instr, cta",
+        "tcgen05.mma* and warp-level mma.sp, just before write-back"),
     "mbarrier": HookSpec(
         "MbarrierEvent",
         "instr, cta",

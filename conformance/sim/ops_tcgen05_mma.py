@@ -299,8 +299,9 @@ class MmaExecution:
             zero = np.asarray(self.hook("zero_column_mask", zero, desc=iss.zcm, raw=iss.zcm_raw, m=d.m, n=d.n), dtype=bool)
         sa = sb = None
         if f.block_scale:
-            scales = self.hook("scale_factors", self.scale_factors(d.a_scale_id, d.b_scale_id), kind=f.kind,
-                               scale_type=d.scale_type, raw_a=None, raw_b=None, reread=self.scale_factors)
+            read = self.scale_factors(d.a_scale_id, d.b_scale_id)
+            scales = self.hook("scale_factors", read, kind=f.kind, scale_type=d.scale_type, raw_a=read.a.copy(),
+                               raw_b=read.b.copy(), reread=self.scale_factors)
             sa, sb = np.asarray(scales.a), np.asarray(scales.b).T
         where = d_placement(self.layout, d.n, split(iss.d)[0])
         d_lane0, d_col0 = split(iss.d)
