@@ -1,0 +1,68 @@
+"""reference/tmem_mma_operands.py and reference/warp_mma_fragments.py: round trips and spot facts."""
+
+import numpy as np
+import pytest
+
+from reference import tmem_mma_operands as TO
+from reference import warp_mma_fragments as WF
+from reference.datapath_layouts import layout_for
+from reference.errors import SpecError
+
+pytestmark = pytest.mark.reference
+
+RNG = np.random.default_rng(3)
+
+
+@pytest.mark.parametrize("kind,t,k,bits", [("f16", "f16", 16, 16), ("f16", "bf16", 32, 16), ("tf32", "tf32", 8, 32),
+                                           ("i8", "s8", 32, 8), ("f8f6f4", "e2m1", 32, 4), ("f8f6f4", "e3m2", 32, 6),
+                                           ("mxf8f6f4", "e2m3", 32, 6), ("mxf4", "e2m1", 64, 4)])
+def test_a_round_trip(kind, t, k, bits):
+    codes = RNG.integers(0, 1 << bits, size=(4, k)).astype(np.uint64)
+    cells = TO.pack_a(kind, t, codes)
+    assert cells.shape == (4, TO.a_columns(kind, t, k))
+    assert (TO.read_a(kind, t, cells, k) == codes).all()
+
+
+def test_a_packing_spot_facts():
+    assert TO.pack_a("f16", "f16", np.array([[0x1111, 0x2222]]))[0, 0] == 0x22221111      # element 0 low
+    assert TO.pack_a("f8f6f4", "e2m1", np.array([[1, 2, 3, 4]]))[0, 0] == 0x100C0804      # bits 5-2
+    assert TO.pack_a("mxf4", "e2m1", np.array([[1, 2, 3, 4, 5, 6, 7, 8]]))[0, 0] == 0x87654321
+
+
+def test_metadata_cells_and_selector():
+    nib = RNG.integers(0, 16, size=(3, 8))
+    cells = TO.pack_metadata("f16", nib, selector=2)
+    assert cells.shape == (3, 3) and (cells[:, :2] == 0).all()
+    assert cells[0, 2] == sum(int(x) << (4 * j) for j, x in enumerate(nib[0]))
+    assert (TO.read_metadata("f16", cells, 8, 2) == nib).all()
+    with pytest.raises(SpecError):
+        TO.metadata_cells("f16", 4)
+
+
+def test_scale_factor_placement():
+    codes = np.arange(40 * 2, dtype=np.uint8).reshape(40, 2)
+    cells = TO.pack_scale_factors(codes, scale_id=2)
+    assert cells.shape == (128, 2)
+    x = 37                                         # lane 5 of each quarter, column 1, bytes 2-3
+    for q in range(4):
+        assert (int(cells[32 * q + 5, 1]) >> 16) & 0xFFFF == int(codes[x, 0]) | int(codes[x, 1]) << 8
+    assert (TO.replicated(TO.read_scale_factors(cells, 40, 2, 2)) == codes).all()
+    with pytest.raises(SpecError):
+        TO.check_scale_id(2, 1)                    # 2X: id 0 or 2
+
+
+def test_row_lanes_follow_d():
+    assert (TO.row_lanes(layout_for(128, 1))[:, 1] == np.arange(128)).all()
+    lanes = TO.row_lanes(layout_for(64, 1), 16)[:, 1]
+    assert lanes[0] == 16 and lanes[16] == 48 and lanes[63] == 127
+
+
+def test_warp_fragments_spot_facts_and_round_trip():
+    a = WF.a_fragment(8, 32)                       # tf32 m16n8k8: a0 (gid, tig), a1 (gid+8, tig), a2 (gid, tig+4)
+    assert (a.row[9, :, 0].tolist(), a.col[9, :, 0].tolist()) == ([2, 10, 2, 10], [1, 1, 5, 5])
+    b = WF.b_fragment(32, 8)                       # s8 k32: b0 rows 4*tig.., b1 rows 16+4*tig..
+    assert b.row[6, 1].tolist() == [24, 25, 26, 27] and b.col[6, 1, 0] == 1
+    for frag in (WF.a_fragment(16, 16), WF.b_fragment(16, 16), WF.cd_fragment(32), WF.cd_fragment(16),
+                 WF.a_fragment(32, 4)):
+        m = RNG.integers(0, 1 << frag.bits, size=(frag.rows, frag.cols))
+        assert (WF.gather(frag, WF.scatter(frag, m)) == m).all()
