@@ -229,3 +229,26 @@ def test_descriptor_sparsity_bit_must_match_the_instruction():
     with pytest.raises(SimError, match="sparsity bit"):
         kern.run(smem=[np.zeros(16, np.uint8)], tmem=np.zeros((1, 128, 128), np.uint32),
                  idesc_value=idesc(m=128, n=64, a_type="f16", b_type="f16", sparse=True))
+
+
+@pytest.mark.parametrize("t,swizzle", [("e2m1", "128B"), ("e3m2", "none"), ("e5m2", "64B")])
+def test_f8f6f4_padded_and_swizzled_operands(t, swizzle):
+    """Shared memory images by the reference packer (independent of the reader the simulator uses)."""
+    from reference import formats as F
+    from reference.smem_choice import choose_layout
+    from reference.smem_image import pack
+    m, n, k = 128, 32, 32
+    vals = F.decode(t, F.all_values(t)[0])
+    pool = F.all_values(t)[0][np.isfinite(vals) & (np.abs(vals) <= 4) & ((np.abs(vals) >= 0.25) | (vals == 0))]
+    ca, cb = RNG.choice(pool, size=(m, k)), RNG.choice(pool, size=(n, k))
+    la = choose_layout("K", swizzle, t, m, k, 0, kind="f8f6f4")
+    lb = choose_layout("K", swizzle, t, n, k, 0x4000, kind="f8f6f4")
+    img = np.zeros(0x8000, dtype=np.uint8)
+    for lay, codes in ((la, ca), (lb, cb)):
+        im = pack(lay, codes.astype(np.uint64))
+        img[im.base_address:im.end_address] = np.frombuffer(im.data, dtype=np.uint8)
+    out = MmaKernel("tcgen05.mma.cta_group::1.kind::f8f6f4 [%r32], %rd6, %rd7, %r22, %p7;", readback=((0, 32),)).run(
+        smem=[img], tmem=np.zeros((1, 128, 128), np.uint32), a_desc=la.descriptor().encode(),
+        b_desc=lb.descriptor().encode(), enable=False, idesc_value=idesc(m=m, n=n, a_type=t, b_type=t))[0]
+    want = F.decode(t, ca) @ F.decode(t, cb).T
+    assert (out == f32_bits(want + 0.0)).all()
