@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from conformance.sim import Fault
+from conformance.sim.device import faults_overridden
 from tests.sim_mma_cases import MmaKernel, f16_codes, f32_bits, idesc, place, smem_desc
 
 pytestmark = pytest.mark.reference
@@ -89,6 +90,8 @@ def test_disable_output_lane():
     off = [0, 31] + list(range(80, 96))
     want[off] = c[off]
     assert (out[0] == f32_bits(want)).all()
+    if faults_overridden():        # run by the stand-in execution tier: good path only
+        return
     shifted = Fault("dol+1", "mma_operands", lambda o, ctx: replace(o, disable_output_lane=o.disable_output_lane << 1))
     bad = k.run(smem=imgs, tmem=cells_c(f32_bits(c)[None]), a_desc=da, b_desc=db, dol=dol, faults=[shifted],
                 idesc_value=idesc(m=128, n=64, a_type="f16", b_type="f16"))
@@ -188,3 +191,51 @@ def test_commit_arriving_early_leaves_d_unwritten():
                                  enable=False, idesc_value=idesc(m=128, n=64, a_type="f16", b_type="f16"),
                                  faults=[early])
     assert (out[0] == 0).all()
+
+
+def _one_mma(kind, at, bt, a_codes, b_codes, bits, d_type="f32", n=16, **desc):
+    """D of a 128 x n MMA from A codes (128 x K) and B codes (K x n), K-major, no accumulate."""
+    img = np.zeros(0x8000, dtype=np.uint8)
+    la, sa = place(img, np.asarray(a_codes, dtype=np.uint64), bits, 0, "K")
+    lb, sb = place(img, np.asarray(b_codes, dtype=np.uint64).T, bits, 0x4000, "K")
+    text = f"tcgen05.mma.cta_group::1.kind::{kind} [%r32], %rd6, %rd7, %r22, %p7;"
+    return MmaKernel(text, readback=((0, n),)).run(
+        smem=[img], tmem=cells_c(np.zeros((1, 128, n), np.uint32)), a_desc=smem_desc(0, la, sa),
+        b_desc=smem_desc(0x4000, lb, sb), enable=False,
+        idesc_value=idesc(m=128, n=n, a_type=at, b_type=bt, d_type=d_type, **desc))[0]
+
+
+def test_numerics_probes_hardware_model():
+    """Facts of the published sm_100 model (reference/numerics_hw.py): f32 RZ, tf32 low 13 bits
+    ignored, canonical NaN, subnormal results kept."""
+    f16 = lambda x: int(np.float16(x).view(np.uint16))  # noqa: E731
+    a = np.zeros((128, 16), dtype=np.uint64)
+    b = np.zeros((16, 16), dtype=np.uint64)
+    a[:, :4] = [f16(1.0), f16(2.0 ** -12), f16(2.0 ** -12), f16(2.0 ** -12)]
+    b[:4, :] = [[f16(1.0)], [f16(2.0 ** -12)], [f16(2.0 ** -12)], [f16(2.0 ** -12)]]
+    a[5, 7] = 0x7E00                                              # NaN in row 5
+    out = _one_mma("f16", "f16", "f16", a, b, 16)
+    assert out[0, 0] == f32_bits(1.0 + 2.0 ** -23)                 # 1 + 3*2^-24 toward zero
+    assert (out[5] == 0x7FFFFFFF).all()                            # canonical NaN
+    t = np.zeros((128, 8), dtype=np.uint64)
+    u = np.zeros((8, 16), dtype=np.uint64)
+    t[:, 0] = 0x3F801000                                          # 1 + 2^-11: bit 12 is ignored
+    t[:, 1] = f32_bits(2.0 ** -100)
+    u[0, :] = f32_bits(1.0)
+    u[1, 1] = f32_bits(2.0 ** -30)
+    t[7, 0] = 0                                                   # row 7: only 2^-100 * 2^-30
+    out = _one_mma("tf32", "tf32", "tf32", t, u, 32)
+    assert out[0, 0] == f32_bits(1.0) and out[0, 2] == f32_bits(1.0)
+    assert out[7, 1] == 0x00080000 and out[7, 0] == 0               # 2^-130: a kept subnormal
+
+
+def test_mixed_types_and_bf16():
+    e4 = lambda x: np.asarray(__import__("ml_dtypes").float8_e4m3fn(x)).view(np.uint8)  # noqa: E731
+    e5 = lambda x: np.asarray(__import__("ml_dtypes").float8_e5m2(x)).view(np.uint8)  # noqa: E731
+    a, b = ints((128, 32)), ints((32, 16))
+    out = _one_mma("f8f6f4", "e4m3", "e5m2", e4(a), e5(b), 8)
+    assert (out == f32_bits(a @ b)).all()
+    a, b = ints((128, 16)) * 1.5, ints((16, 16)) * 256
+    bf = lambda x: np.asarray(__import__("ml_dtypes").bfloat16(x)).view(np.uint16)  # noqa: E731
+    out = _one_mma("f16", "bf16", "bf16", bf(a), bf(b), 16, neg_b=True)
+    assert (out == f32_bits(-(a @ b) + 0.0)).all()

@@ -194,6 +194,11 @@ def override_faults(faults: Iterable[Fault]):
         _GENERATION += 1
 
 
+def faults_overridden() -> bool:
+    """Whether :func:`override_faults` is in force (a device's own faults are then ignored)."""
+    return _OVERRIDE is not None
+
+
 def fault_generation() -> int:
     """Changes whenever :func:`override_faults` switches faults (key launch caches by it)."""
     return _GENERATION
