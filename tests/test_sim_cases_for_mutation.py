@@ -46,6 +46,9 @@ CASES = {
     "mma_ws_zcm_shift": ops.test_ws_m64_zero_column_mask_and_shift,
     "mma_mxf8f6f4_ids": lambda: ops.test_block_scaled_mxf8f6f4(2, 1),
     "mma_numerics_probes": mma.test_numerics_probes_hardware_model,
+    **{f"mma_a_layout_{i}": (lambda p=p: ops.test_a_layouts_transposed_base_offset_unaligned_start(*p))
+       for i, p in enumerate([("tf32", "tf32", "MN", "128B_base32B", 0x0, None), ("f8f6f4", "e4m3", "MN", "128B", 0x0, None),
+                              ("f16", "f16", "K", "128B", 0x180, 0x100), ("f16", "f16", "K", "none", 0x30, None)])},
     "mma_mixed_types_bf16": mma.test_mixed_types_and_bf16,
 }
 NAMES = sorted(CASES)

@@ -261,3 +261,30 @@ def test_f8f6f4_padded_and_swizzled_operands(t, swizzle):
         b_desc=lb.descriptor().encode(), enable=False, idesc_value=idesc(m=m, n=n, a_type=t, b_type=t))[0]
     want = F.decode(t, ca) @ F.decode(t, cb).T
     assert (out == f32_bits(want + 0.0)).all()
+
+
+@pytest.mark.parametrize("kind,t,major,swizzle,start,pattern", [
+    ("tf32", "tf32", "MN", "128B_base32B", 0x0, None), ("f8f6f4", "e4m3", "MN", "128B", 0x0, None),
+    ("f16", "f16", "K", "128B", 0x180, 0x100), ("f16", "f16", "K", "none", 0x30, None)])
+def test_a_layouts_transposed_base_offset_unaligned_start(kind, t, major, swizzle, start, pattern):
+    """A in the layout the reference chooses (descriptor from it); B plain K-major."""
+    from reference import formats as F
+    from reference.smem_choice import choose_layout
+    from reference.smem_image import pack
+    m, n = 128, 32
+    k = {"tf32": 8, "f16": 16}.get(t, 32)
+    vals = ints((m, k))
+    bvals = ints((k, n))
+    enc = (lambda x: F.encode(t, x)) if t != "tf32" else (lambda x: f32_bits(x))
+    la = choose_layout(major, swizzle, t, m, k, start, kind=kind, pattern_start=pattern)
+    img = np.zeros(0x8000, dtype=np.uint8)
+    im = pack(la, np.asarray(enc(vals), dtype=np.uint64))
+    img[im.base_address:im.end_address] = np.frombuffer(im.data, dtype=np.uint8)
+    bits = {"tf32": 32, "f16": 16}.get(t, 8)
+    lb, sb = place(img, np.asarray(enc(bvals.T), dtype=np.uint64), bits, 0x6000, "K")    # A may pass 0x4000
+    text = f"tcgen05.mma.cta_group::1.kind::{kind} [%r32], %rd6, %rd7, %r22, %p7;"
+    out = MmaKernel(text, readback=((0, n),)).run(
+        smem=[img], tmem=np.zeros((1, 128, 128), np.uint32), a_desc=la.descriptor().encode(),
+        b_desc=smem_desc(0x6000, lb, sb), enable=False,
+        idesc_value=idesc(m=m, n=n, a_type=t, b_type=t, t_a=major == "MN"))[0]
+    assert (out == f32_bits(vals @ bvals + 0.0)).all()
