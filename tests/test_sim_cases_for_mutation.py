@@ -50,6 +50,7 @@ CASES = {
        for i, p in enumerate([("tf32", "tf32", "MN", "128B_base32B", 0x0, None), ("f8f6f4", "e4m3", "MN", "128B", 0x0, None),
                               ("f16", "f16", "K", "128B", 0x180, 0x100), ("f16", "f16", "K", "none", 0x30, None)])},
     "mma_mixed_types_bf16": mma.test_mixed_types_and_bf16,
+    "mma_mxf4nvf4_ue4m3": ops.test_block_scaled_mxf4nvf4_ue4m3_4x_sign_ignored,
 }
 NAMES = sorted(CASES)
 

@@ -288,3 +288,25 @@ def test_a_layouts_transposed_base_offset_unaligned_start(kind, t, major, swizzl
         b_desc=smem_desc(0x6000, lb, sb), enable=False,
         idesc_value=idesc(m=m, n=n, a_type=t, b_type=t, t_a=major == "MN"))[0]
     assert (out == f32_bits(vals @ bvals + 0.0)).all()
+
+
+def test_block_scaled_mxf4nvf4_ue4m3_4x_sign_ignored():
+    m, n, k = 128, 32, 64
+    vals = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+    ia, ib = RNG.integers(0, 16, size=(m, k)), RNG.integers(0, 16, size=(k, n))
+    scale_codes = np.array([0x30, 0x38, 0x40, 0x3C])              # e4m3 0.5, 1, 2, 1.5
+    sa_codes = RNG.choice(scale_codes, size=(m, 4)) | (RNG.integers(0, 2, size=(m, 4)) << 7)   # sign bit set at random
+    sb_codes = RNG.choice(scale_codes, size=(n, 4)) | (RNG.integers(0, 2, size=(n, 4)) << 7)
+    img = np.zeros(0x8000, dtype=np.uint8)
+    la, sa = place(img, ia.astype(np.uint64), 4, 0, "K")
+    lb, sb = place(img, ib.T.astype(np.uint64), 4, 0x4000, "K")
+    kern = MmaKernel("tcgen05.mma.cta_group::1.kind::mxf4nvf4.block_scale.block16 "
+                     "[%r32], %rd6, %rd7, %r22, [%r35], [%r36], %p7;", readback=((0, 32),))
+    out = kern.run(smem=[img], tmem=sf_cells(sa_codes, sb_codes, 0, 0), a_desc=smem_desc(0, la, sa),
+                   b_desc=smem_desc(0x4000, lb, sb), sfa=100, sfb=110, enable=False,
+                   idesc_value=idesc_scaled(m=m, n=n, a_type="e2m1", b_type="e2m1", scale_type="ue4m3", mxf4=True))[0]
+    e4m3 = {0x30: 0.5, 0x38: 1.0, 0x40: 2.0, 0x3C: 1.5}
+    dec = np.vectorize(lambda c: e4m3[int(c) & 0x7F])
+    sa_k = np.repeat(dec(sa_codes), 16, axis=1)
+    sb_k = np.repeat(dec(sb_codes), 16, axis=1).T
+    assert (out == f32_bits((vals[ia] * sa_k) @ (vals[ib] * sb_k) + 0.0)).all()
