@@ -41,6 +41,7 @@ CASES = {
     "cp_decompress_6": lambda: cp.test_cp_decompression("b6x16_p32", 6),
     "shift_pair": lambda: cp.test_shift_down(2),
     "mma_dol": mma.test_disable_output_lane,
+    "mma_dol_pair": mma.test_disable_output_lane_cta_pair,
     "mma_tmem_a_ashift": ops.test_a_in_tmem_and_ashift,
     "mma_sparse_sel2": lambda: ops.test_sparse_f16(2),
     "mma_ws_zcm_shift": ops.test_ws_m64_zero_column_mask_and_shift,

@@ -239,3 +239,20 @@ def test_mixed_types_and_bf16():
     bf = lambda x: np.asarray(__import__("ml_dtypes").bfloat16(x)).view(np.uint16)  # noqa: E731
     out = _one_mma("f16", "bf16", "bf16", bf(a), bf(b), 16, neg_b=True)
     assert (out == f32_bits(-(a @ b) + 0.0)).all()
+
+
+def test_disable_output_lane_cta_pair():
+    """cta_group::2: bits 0-127 are the lanes of the even CTA, 128-255 of the odd one."""
+    a, b, imgs, (da, db) = f16_setup(m=256, n=64, ctas=2)
+    c = ints((256, 64), -100, 100)
+    tmem = np.zeros((2, 128, 128), dtype=np.uint32)
+    tmem[0, :, :64], tmem[1, :, :64] = f32_bits(c[:128]), f32_bits(c[128:])
+    dol = [0x0000000F, 0, 0, 0, 0, 0, 0x00010000, 0]              # CTA0 lanes 0-3, CTA1 lane 80
+    text = ("tcgen05.mma.cta_group::2.kind::f16 [%r32], %rd6, %rd7, %r22, "
+            "{%r24, %r25, %r26, %r27, %r28, %r29, %r30, %r31}, %p7;")
+    out = MmaKernel(text, cta_group=2).run(smem=imgs, tmem=tmem, a_desc=da, b_desc=db, dol=dol,
+                                           idesc_value=idesc(m=256, n=64, a_type="f16", b_type="f16"))
+    want = a @ b + c
+    for row in (0, 1, 2, 3, 128 + 80):
+        want[row] = c[row]
+    assert (out[0] == f32_bits(want[:128])).all() and (out[1] == f32_bits(want[128:])).all()

@@ -180,11 +180,19 @@ SCALES = [
 ]
 
 
-def _signed_ue4m3(scale_type, codes):
-    v = F.decode(scale_type, np.asarray(codes, dtype=np.uint8))
-    if scale_type == "ue4m3":
-        v = np.where(np.asarray(codes) & 0x80, -v, v)
-    return v
+def _ue4m3_sign_honoured(v, c):
+    """Negate the operand chunks whose ue4m3 scale has its sign bit set (flip the elements' sign bits)."""
+    case = c.case
+    if case.scale_type != "ue4m3" or case.sa is None:
+        return v
+    sign_a = np.uint64(1 << (F.get_format(case.a_type).bits - 1))
+    sign_b = np.uint64(1 << (F.get_format(case.b_type).bits - 1))
+    ka, kb = case.a.shape[1] // case.sa.shape[1], case.b.shape[0] // case.sb.shape[0]
+    neg_a = np.repeat((np.asarray(case.sa) & 0x80) != 0, ka, axis=1)
+    neg_b = np.repeat((np.asarray(case.sb) & 0x80) != 0, kb, axis=0)
+    a = np.where(neg_a, np.asarray(case.a, dtype=np.uint64) ^ sign_a, case.a)
+    b = np.where(neg_b, np.asarray(case.b, dtype=np.uint64) ^ sign_b, case.b)
+    return c.recompute(a=a, b=b)
 
 
 # -- Tensor Memory load/store fragments -----------------------------------------------------------
@@ -286,7 +294,7 @@ RESULTS = [
                                       np.where((np.asarray(v) == 0x7FFF) & (c.d_type == "f16"), np.uint32(0x7E00), v))),
           "NaN results propagate the default quiet NaN instead of the canonical 0x7FFFFFFF / 0x7FFF"),
     Fault("ue4m3-sign-honoured", "mma_result",
-          _when(lambda v, c: c.kind == "mxf4nvf4", lambda v, c: c.recompute(scale_decode=_signed_ue4m3)),
+          _ue4m3_sign_honoured,
           "ue4m3 scale sign bit applied (the spec says it is ignored)"),
     Fault("cta-group-2-writes-one-cta-only", "mma_result",
           _when(lambda v, c: c.cta_group == 2, _not_written(lambda v, c: c.row >= np.shape(v)[0] // 2)),
