@@ -74,6 +74,7 @@ class TensorCore:
         self.stores: dict[int, list[Callable[[], None]]] = {}
         self.seq = 0
         self._mask: np.ndarray | None = None                # cached allocated-column mask
+        self.collectors: dict = {}                         # (cta, buffer) -> operand kept by ::fill
         m.cta_exit_hooks.append(self.on_cta_exit)
 
     # -- allocation ----------------------------------------------------------------------------

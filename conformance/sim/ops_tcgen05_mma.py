@@ -239,7 +239,7 @@ class MmaExecution:
 
     def collector(self, key: str, read):
         f = self.form
-        buffers = self.tc.__dict__.setdefault("collector", {})
+        buffers = self.tc.collectors
         slot = (self.iss.cta, f.buffer or ("b0" if f.ws else "a"))
         usage = f.usage or "discard"
         if key != ("b" if f.ws else "a"):
