@@ -35,3 +35,12 @@ def pytest_addoption(parser) -> None:
                     help="with --device sim: Python file defining FAULTS = [Fault(...)] to activate")
     group.addoption("--shard", default=None, metavar="I/N",
                     help="run every N-th case starting at I (stable stride sharding)")
+
+
+def pytest_configure(config) -> None:
+    """Hand ``--faults-from`` files to the simulated device (read in every xdist worker via the env)."""
+    files = config.getoption("faults_from")
+    if files:
+        import os
+
+        os.environ["TCGEN05_CTS_SIM_FAULTS_FROM"] = os.pathsep.join(os.path.abspath(f) for f in files)
