@@ -237,7 +237,8 @@ class Assembler:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         with self._lock:
             self.stats["ptxas_runs"] += 1
-        return proc.returncode, proc.stdout + proc.stderr, out_path if proc.returncode == 0 else None, files
+        output = (proc.stdout + proc.stderr).replace(workdir + os.sep, "")
+        return proc.returncode, output, out_path if proc.returncode == 0 else None, files
 
     def _attribute(self, output: str, jobs: list[Job], files: dict[str, str]) -> dict[str, list[str]]:
         by_file = {os.path.basename(path): name for name, path in files.items()}

@@ -109,7 +109,8 @@ class Case:
     ``kernel``: the kernel spec (shared by every case with the same spelling);
     ``params``: public runtime parameters; ``features``: Target-ISA features it needs;
     ``ptx_version``: forced `.version` (negative version cases), else computed per target;
-    ``expect``: for spec examples, the known outcome and its reason.
+    ``deviations``: known toolchain behaviour that contradicts the spec, keyed by version prefix
+    (e.g. ``("13.0", "ptxas accepts ...")``): the assembly tier reports it as an expected failure.
     """
 
     case_id: str
@@ -124,3 +125,4 @@ class Case:
     features: tuple[str, ...] = ()
     ptx_version: tuple[int, int] | None = None
     note: str = ""
+    deviations: tuple[tuple[str, str], ...] = ()   # (toolchain version prefix, what it does instead)

@@ -196,7 +196,7 @@ def render(spec: KernelSpec, target: str, version: tuple[int, int]) -> str:
         ")",
     ] + directives + ["{"]
     out += ["    " + d for d in decls]
-    out += [".shared .align 8 .b64 tc_mbar;", ".shared .align 8 .b32 tc_slot;"]
+    out += ["    .shared .align 8 .b64 tc_mbar;", "    .shared .align 8 .b64 tc_mbar2;", "    .shared .align 8 .b32 tc_slot;"]
     out += [("    " + line if not line.startswith("$L") else line) for line in body]
     out.append("}")
     return "\n".join(out) + "\n"

@@ -100,7 +100,7 @@ class MmaSpelling:
         return tuple(out)
 
 
-def _setup(sp: MmaSpelling) -> tuple[str, ...]:
+def mma_setup(sp: MmaSpelling) -> tuple[str, ...]:
     lines = [
         f"ld.global.u32 %idesc, {rec('idesc')};",
         f"ld.global.u32 %r12, {rec('tm_d')};",
@@ -135,7 +135,7 @@ def _setup(sp: MmaSpelling) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _regs(sp: MmaSpelling) -> list[tuple[str, str]]:
+def mma_regs(sp: MmaSpelling) -> list[tuple[str, str]]:
     regs = [("idesc", ".b32"), ("tm_d", ".b32"), ("en_d", ".pred"), ("bdesc", ".b64"), ("sbase", ".b32")]
     regs.append(("tm_a", ".b32") if sp.a_tmem else ("adesc", ".b64"))
     regs += [(n, ".b32") for n in (["tm_meta"] if sp.sparse else []) + (["tm_sfa", "tm_sfb"] if sp.block_scaled else [])]
@@ -145,7 +145,7 @@ def _regs(sp: MmaSpelling) -> list[tuple[str, str]]:
 
 
 @dataclass(frozen=True)
-class _Declare:
+class Declare:
     """Declares registers used by the issue block (no lines, no TMEM operations)."""
 
     regs: tuple[tuple[str, str], ...]
@@ -159,18 +159,20 @@ class _Declare:
         return ()
 
 
-def mma_kernel(sp: MmaSpelling) -> KernelSpec:
+def mma_kernel(sp: MmaSpelling, instruction: str | None = None) -> KernelSpec:
     """Stage smem, allocate 512 columns, preload TMEM (D, A, scales, metadata), issue the MMA and
-    commit, bounded wait, read back, deallocate."""
+    commit, bounded wait, read back, deallocate. ``instruction`` overrides the text (negative
+    cases: spellings no MmaSpelling produces); the operands of ``sp`` are still set up."""
+    text = instruction or sp.instruction()
     steps = (
-        _Declare(tuple(_regs(sp))),
+        Declare(tuple(mma_regs(sp))),
         StageSmem(),
         Alloc(512),
         Preload(),
-        Issue(_setup(sp), sp.instruction(), op="mma"),
+        Issue(mma_setup(sp), text, op="mma"),
         WaitMbarrier(),
         Readback(),
         Dealloc(512),
     )
-    return KernelSpec(family=sp.family, instruction=sp.instruction(), steps=steps, cta_group=sp.cta_group,
+    return KernelSpec(family=sp.family, instruction=text, steps=steps, cta_group=sp.cta_group,
                       cluster=sp.cta_group, features=sp.features(), dynamic_smem=R.DYNAMIC_SMEM_BYTES)

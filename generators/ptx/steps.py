@@ -64,6 +64,8 @@ class StageSmem:
             f"{done}:",
             "setp.eq.u32 %p2, %tix, 0;",
             f"@%p2 mbarrier.init.shared::cta.b64 [{mbar}], 1;",
+            "mov.u32 %r5, tc_mbar2;",
+            "@%p2 mbarrier.init.shared::cta.b64 [%r5], 1;",
             "fence.mbarrier_init.release.cluster;",
             "fence.proxy.async.shared::cta;",
             "bar.sync 0;",
@@ -225,13 +227,24 @@ class Issue:
 @dataclass(frozen=True)
 class WaitMbarrier:
     """Every thread waits for phase 0 of the kernel's mbarrier, at most WAIT_BOUND tries; on
-    timeout it records error 1 and goes on (the kernel still reads back and deallocates)."""
+    timeout it records error 1 and goes on (the kernel still reads back and deallocates).
+
+    ``issuer_only``: only the issuing CTA of a pair waits (its commit signals only its own
+    mbarrier); the pair then meets at a cluster barrier between tcgen05 fences (§9.7.16.6.3).
+    """
+
+    issuer_only: bool = False
+    relaxed: bool = False
 
     def render(self, ctx: Ctx) -> list[str]:
         loop, done = ctx.label("wait"), ctx.label("waited")
-        return [
+        sem = ".relaxed.cluster" if self.relaxed else ""
+        lines = []
+        if self.issuer_only:
+            lines += ["setp.ne.u32 %p6, %crank, 0;", f"@%p6 bra {done};"]
+        lines += [
             f"{loop}:",
-            "mbarrier.try_wait.parity.shared::cta.b64 %p5, [%mbar], 0;",
+            f"mbarrier.try_wait.parity{sem}.shared::cta.b64 %p5, [%mbar], 0;",
             f"@%p5 bra {done};",
             "add.u32 %spins, %spins, 1;",
             f"setp.lt.u32 %p6, %spins, {WAIT_BOUND};",
@@ -239,8 +252,10 @@ class WaitMbarrier:
             f"mov.u32 %err, {ERR_TIMEOUT};",
             f"{done}:",
             "tcgen05.fence::after_thread_sync;",
-            _stage(6),
         ]
+        if ctx.spec.cluster > 1:
+            lines += thread_sync(ctx)
+        return lines + [_stage(6)]
 
     def tmem_ops(self, ctx: Ctx) -> tuple:
         return ()
@@ -272,7 +287,7 @@ class LoadRegs:
             ctx.reg(r.lstrip("%"))
         lines = [f"ld.global.u32 %r7, {rec('regs_src')};", "cvt.u64.u32 %rd1, %r7;", "add.s64 %rd1, %in, %rd1;",
                  f"mul.wide.u32 %rd2, %tix, {4 * len(self.regs)};", "add.s64 %rd1, %rd1, %rd2;"]
-        return lines + [f"ld.global.u32 {r}, [%rd1+{4 * i}];" for i, r in enumerate(self.regs)]
+        return lines + [f"ld.global.b32 {r}, [%rd1+{4 * i}];" for i, r in enumerate(self.regs)]
 
     def tmem_ops(self, ctx: Ctx) -> tuple:
         return ()
@@ -287,7 +302,7 @@ class DumpRegs:
     def render(self, ctx: Ctx) -> list[str]:
         lines = [f"mul.wide.u32 %rd1, %tix, {4 * len(self.regs)};", "add.s64 %rd1, %rd1, %outoff;",
                  "add.s64 %rd1, %out, %rd1;"]
-        lines += [f"st.global.u32 [%rd1+{4 * i}], {r};" for i, r in enumerate(self.regs)]
+        lines += [f"st.global.b32 [%rd1+{4 * i}], {r};" for i, r in enumerate(self.regs)]
         return lines + [f"add.s64 %outoff, %outoff, {4 * len(self.regs) * ctx.spec.threads};", _stage(7)]
 
     def tmem_ops(self, ctx: Ctx) -> tuple:

@@ -63,12 +63,14 @@ def spec_ok(fn: Callable[[], object]) -> bool:
 
 
 def make_case(case_id: str, family: str, section: str, kernel, params: Params, *, features=(), legal=True,
-              rule: str = "", targets: Sequence[str] | None = None, ptx_version=None, note: str = "") -> Case:
+              rule: str = "", targets: Sequence[str] | None = None, ptx_version=None, note: str = "",
+              deviations=()) -> Case:
     """A Case whose instruction text is the kernel's instruction under test."""
     feats = tuple(features) or tuple(kernel.features)
     return Case(case_id=case_id, family=family, section=section, instruction=kernel.instruction,
                 targets=tuple(targets) if targets is not None else targets_for(feats), kernel=kernel,
-                legal=legal, rule=rule, params=params, features=feats, ptx_version=ptx_version, note=note)
+                legal=legal, rule=rule, params=params, features=feats, ptx_version=ptx_version, note=note,
+                deviations=tuple(deviations))
 
 
 def assign_cyclic(bases: Sequence, rows: Sequence[dict], valid: Callable[[object, dict], bool]) -> list[tuple]:
