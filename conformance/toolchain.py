@@ -265,25 +265,39 @@ class Assembler:
         return results
 
     def _settle(self, jobs: list[Job], workdir: str, results: dict) -> None:
+        """Assemble ``jobs`` together; files a failed run names are re-run alone (ptxas 13.5 was
+        seen to report errors against innocent files of a batch after a real error in another),
+        the rest re-run together; nothing attributable -> bisect."""
         pending = list(jobs)
         while pending:
             rc, output, cubin, files = self._run(pending, workdir)
-            diags = self._attribute(output, pending, files)
             if rc == 0:
-                self._accept(pending, cubin, diags, results)
+                self._accept(pending, cubin, self._attribute(output, pending, files), results)
                 return
-            rejected = [j for j in pending if any(("error" in d or "fatal" in d) for d in diags.get(j.name, []))]
-            if not rejected:
+            diags = self._attribute(output, pending, files)
+            suspects = [j for j in pending if any(("error" in d or "fatal" in d) for d in diags.get(j.name, []))]
+            if not suspects:
                 if len(pending) == 1:
-                    results[(pending[0].name, pending[0].target)] = Result(pending[0].name, pending[0].target, False, output.strip())
+                    job = pending[0]
+                    results[(job.name, job.target)] = Result(job.name, job.target, False, output.strip())
                     return
                 half = len(pending) // 2
                 self._settle(pending[:half], workdir, results)
                 self._settle(pending[half:], workdir, results)
                 return
-            for job in rejected:
-                results[(job.name, job.target)] = Result(job.name, job.target, False, "\n".join(diags[job.name]))
-            pending = [j for j in pending if j not in rejected]
+            for job in suspects:
+                self._solo(job, workdir, results)
+            pending = [j for j in pending if j not in suspects]
+
+    def _solo(self, job: Job, workdir: str, results: dict) -> None:
+        """The authoritative verdict on one file: ptxas on it alone."""
+        rc, output, cubin, files = self._run([job], workdir)
+        diags = self._attribute(output, [job], files)
+        if rc == 0:
+            self._accept([job], cubin, diags, results)
+        else:
+            text = "\n".join(diags.get(job.name, [])) or output.strip()
+            results[(job.name, job.target)] = Result(job.name, job.target, False, text)
 
     def _accept(self, jobs: list[Job], cubin: str | None, diags: dict, results: dict) -> None:
         stored = None

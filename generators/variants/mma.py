@@ -194,7 +194,9 @@ def covering_rows(row: T.ShapeRow) -> tuple[dict, ...]:
 
 
 def _smoke(rows) -> list[Case]:
-    cases = []
+    """One case per Table-39 row, then one more for every kernel-axis value (per MMA family)
+    the first pass missed, so every qualifier and operand form appears at least once."""
+    picked: list[tuple[Base, dict]] = []
     for i, row in enumerate(rows):
         combos = T.TYPE_COMBOS[row.kind]
         base = Base(row, combos[i % len(combos)], row.m[-1], row.n[-1] if i % 2 == 0 else row.n[0])
@@ -202,9 +204,20 @@ def _smoke(rows) -> list[Case]:
         for j in range(len(ca)):
             r = ca[(i + j) % len(ca)]
             if _valid(base, r):
-                cases.append(make_mma_case(base, r))
+                picked.append((base, r))
                 break
-    return cases
+    family = lambda row: spelling(row, {a: None for a in KERNEL_AXES} | {"a_operand": "tmem", "ashift": False}).family  # noqa: E731
+    covered = {(family(b.row), a, r[a]) for b, r in picked for a in KERNEL_AXES}
+    for row in rows:
+        for r in covering_rows(row):
+            new = {(family(row), a, r[a]) for a in KERNEL_AXES} - covered
+            if not new:
+                continue
+            base = next((b for b in _bases(row) if _valid(b, r)), None)
+            if base is not None:
+                picked.append((base, r))
+                covered |= new
+    return [make_mma_case(b, r) for b, r in picked]
 
 
 def _exhaustive_pairs(row: T.ShapeRow) -> list[tuple]:
