@@ -48,18 +48,17 @@ class AssemblyService:
         self.results: dict[tuple[str, str], Result] = {}
         self._index: dict[int, int] | None = None
 
-    def ensure(self, jobs: Iterable[Job]) -> None:
+    def ensure(self, jobs: Iterable[Job], optional: Iterable[Job] = ()) -> None:
         todo = [j for j in jobs if (j.name, j.target) not in self.results]
+        extra = [j for j in optional if (j.name, j.target) not in self.results]
         if todo:
-            self.results.update(self.assembler.assemble(todo))
+            self.results.update(self.assembler.assemble(todo, optional=extra))
 
     def results_for(self, case: Case, item=None) -> dict[str, Result]:
         keys = [(case.kernel.name, t) for t in case.targets]
         if any(k not in self.results for k in keys):
             jobs = [job_for(case, t) for t in case.targets]
-            if item is not None:
-                jobs += self._lookahead(item)
-            self.ensure(jobs)
+            self.ensure(jobs, self._lookahead(item) if item is not None else ())
         return {t: self.results[(case.kernel.name, t)] for t in case.targets}
 
     def _lookahead(self, item) -> list[Job]:

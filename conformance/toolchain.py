@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -33,6 +34,7 @@ from conformance import sass
 
 ENV_PTXAS, ENV_NVDISASM, ENV_CACHE = "TCGEN05_CTS_PTXAS", "TCGEN05_CTS_NVDISASM", "TCGEN05_CTS_CACHE"
 CACHE_FORMAT = 1
+CLAIM_TIMEOUT_S = 900          # a claim older than this is abandoned work
 
 
 @dataclass(frozen=True)
@@ -95,6 +97,8 @@ def tool_version(path: str) -> str:
 def find_tool(name: str, explicit: str | None = None) -> Tool | None:
     """First working ``name`` (``ptxas``/``nvdisasm``) in discovery order, or None."""
     env = ENV_PTXAS if name == "ptxas" else ENV_NVDISASM
+    if explicit and not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
+        raise OSError(f"--{name} expects an executable {name}, but got {explicit!r}")
     for path, source in _candidates(name, env, explicit):
         if os.path.isfile(path) and os.access(path, os.X_OK):
             try:
@@ -102,8 +106,6 @@ def find_tool(name: str, explicit: str | None = None) -> Tool | None:
             except (OSError, subprocess.SubprocessError):
                 if source == "option":
                     raise
-    if explicit:
-        raise OSError(f"--{name} expects an executable {name}, but got {explicit!r}")
     return None
 
 
@@ -199,12 +201,20 @@ class Assembler:
         _atomic_write(self._result_path(self.key(job)), json.dumps(data, sort_keys=True).encode())
 
     # -- assembly ------------------------------------------------------------------------------
-    def assemble(self, jobs: Iterable[Job]) -> dict[tuple[str, str], Result]:
-        """Results keyed by (name, target); cache hits first, misses in batches per target."""
+    def assemble(self, jobs: Iterable[Job], optional: Iterable[Job] = ()) -> dict[tuple[str, str], Result]:
+        """Results keyed by (name, target); cache hits first, misses in batches per target.
+
+        Several processes (pytest-xdist workers) may share the cache: each miss is *claimed*
+        (a file created with O_EXCL under ``claims/``) before it is assembled. ``optional``
+        jobs (look-ahead) claimed by another process are left to it; required ones are waited
+        for (until their result appears or the claiming process is gone).
+        """
         results: dict[tuple[str, str], Result] = {}
-        misses: dict[str, list[Job]] = {}
+        mine: dict[str, list[Job]] = {}
+        waiting: list[Job] = []
         seen: set[tuple[str, str]] = set()
-        for job in jobs:
+        required = list(jobs)
+        for job, is_optional in [(j, False) for j in required] + [(j, True) for j in optional]:
             if (job.name, job.target) in seen:
                 continue
             seen.add((job.name, job.target))
@@ -212,9 +222,11 @@ class Assembler:
             if hit is not None:
                 results[(job.name, job.target)] = hit
                 self.stats["hits"] += 1
-            else:
-                misses.setdefault(job.target, []).append(job)
-        batches = [group[i:i + self.batch_size] for group in misses.values()
+            elif self._claim(job):
+                mine.setdefault(job.target, []).append(job)
+            elif not is_optional:
+                waiting.append(job)
+        batches = [group[i:i + self.batch_size] for group in mine.values()
                    for i in range(0, len(group), self.batch_size)]
         if self.workers > 1 and len(batches) > 1:
             with ThreadPoolExecutor(self.workers) as pool:
@@ -223,7 +235,63 @@ class Assembler:
         else:
             for batch in batches:
                 results.update(self._assemble_batch(batch))
+        for job in waiting:
+            results[(job.name, job.target)] = self._wait_for(job)
         return results
+
+    # -- claims (cross-process work sharing) ------------------------------------------------------
+    def _claim_path(self, job: Job) -> Path:
+        return self.cache / "claims" / self.key(job)
+
+    def _claim(self, job: Job) -> bool:
+        path = self._claim_path(job)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(2):
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                if not self._stale(path):
+                    return False
+                path.unlink(missing_ok=True)
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(str(os.getpid()))
+            return self.lookup(job) is None or not self._release(job)
+        return False
+
+    def _release(self, job: Job) -> bool:
+        self._claim_path(job).unlink(missing_ok=True)
+        return True
+
+    @staticmethod
+    def _stale(path: Path) -> bool:
+        try:
+            pid = int(path.read_text() or "0")
+            age = time.time() - path.stat().st_mtime
+        except (OSError, ValueError):
+            return True
+        if pid == os.getpid() or age > CLAIM_TIMEOUT_S:
+            return age > CLAIM_TIMEOUT_S
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    def _wait_for(self, job: Job) -> Result:
+        deadline = time.time() + CLAIM_TIMEOUT_S
+        while time.time() < deadline:
+            hit = self.lookup(job)
+            if hit is not None:
+                return hit
+            if not self._claim_path(job).exists() or self._stale(self._claim_path(job)):
+                break
+            time.sleep(0.1)
+        self._release(job)
+        self._claim(job)
+        return self._assemble_batch([job])[(job.name, job.target)]
 
     def _run(self, jobs: list[Job], workdir: str) -> tuple[int, str, str | None, dict[str, str]]:
         files = {}
@@ -262,6 +330,7 @@ class Assembler:
             self.stats["assembled"] += len(jobs)
         for job in jobs:
             self._store(job, results[(job.name, job.target)])
+            self._release(job)
         return results
 
     def _settle(self, jobs: list[Job], workdir: str, results: dict) -> None:

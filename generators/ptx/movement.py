@@ -22,7 +22,7 @@ from generators.ptx.steps import (
     StageSmem,
     WaitMbarrier,
     Warps,
-    thread_sync,
+    bounded_wait,
 )
 from reference.tables import ldst_registers
 
@@ -240,9 +240,7 @@ def fence_kernel(which: str) -> KernelSpec:
         "$L_fence_consumer:",
         "setp.ne.u32 %p3, %tix, 32;",
         "@%p3 bra $L_fence_done;",
-        "$L_fence_wait:",
-        "mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64 %p5, [%mbar2], 0;",
-        "@!%p5 bra $L_fence_wait;",
+        *bounded_wait("fence_wait", "%mbar2"),
         after,
         *_THREAD_TADDR,
         *_SDESC_SETUP,

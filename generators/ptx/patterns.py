@@ -12,30 +12,24 @@ from dataclasses import dataclass
 
 from generators.ptx import record as R
 from generators.ptx.hooks import TmemOp
-from generators.ptx.kernel import ERR_TIMEOUT, WAIT_BOUND, KernelSpec, rec
+from generators.ptx.kernel import KernelSpec, rec
 from generators.ptx.mma import Declare, MmaSpelling, mma_regs, mma_setup
-from generators.ptx.steps import Alloc, Dealloc, DumpRegs, Preload, Raw, Readback, StageSmem, WaitMbarrier
+from generators.ptx.steps import (
+    Alloc,
+    Dealloc,
+    DumpRegs,
+    Preload,
+    Raw,
+    Readback,
+    StageSmem,
+    WaitMbarrier,
+    bounded_wait,
+)
 
 SMEM_MMA = MmaSpelling("f16")
 TMEM_MMA = MmaSpelling("f16", a_tmem=True)
 COMMIT = "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%mbar];"
 CP_A = "tcgen05.cp.cta_group::1.128x256b [%tm_a], %sdesc;"   # 128 lanes x 256 bits = A of M=128, K=16 f16
-
-
-def bounded_wait(label: str, mbar: str, relaxed: bool = True) -> list[str]:
-    """Wait on phase 0 of ``mbar`` at most WAIT_BOUND times (§9.7.16.6.4 uses the relaxed, cluster
-    scoped try_wait); error 1 on timeout."""
-    sem = ".relaxed.cluster" if relaxed else ""
-    return [
-        f"$L_{label}:",
-        f"mbarrier.try_wait.parity{sem}.shared::cta.b64 %p5, [{mbar}], 0;",
-        f"@%p5 bra $L_{label}_done;",
-        "add.u32 %spins, %spins, 1;",
-        f"setp.lt.u32 %p6, %spins, {WAIT_BOUND};",
-        f"@%p6 bra $L_{label};",
-        f"mov.u32 %err, {ERR_TIMEOUT};",
-        f"$L_{label}_done:",
-    ]
 
 
 ARRIVE = "mbarrier.arrive.relaxed.cluster.shared::cta.b64 _, [%mbar2];"

@@ -27,12 +27,14 @@ case record is packed the same way whatever the family::
      84  u32     tm_meta
      88  u64     zcm_desc         zero-column mask descriptor
      96  u32x8   dol              disable-output-lane words (4 for cta_group::1, 8 for ::2)
-    128  u32x12  preload          4 x {tmem_rel, ncols, in_offset}: TMEM filled before the test
-    176  u32x8   readback         4 x {tmem_rel, ncols}: TMEM read back into out after the test
-    208  u32     taddr            TMEM address of ld/st/cp/shift under test (relative)
-    212  u32     red_src          reserved (0)
-    216  u64     s_desc           source descriptor of tcgen05.cp (relative, as a_desc)
-    224  u32x8   aux              family-specific extras (e.g. commit ctaMask in aux[0])
+    128  u32x18  preload          6 x {tmem_rel, ncols, in_offset}: TMEM filled before the test
+                                  (in_offset: byte offset in the in block of [lane][column] u32)
+    200  u32x4   readback         2 x {tmem_rel, ncols}: TMEM read back into out after the test
+    216  u32     taddr            TMEM address of ld/st/cp/shift under test (relative)
+    220  u32     reserved         0
+    224  u64     s_desc           source descriptor of tcgen05.cp (relative, as a_desc)
+    232  u32x6   aux              family-specific extras: commit ctaMask (aux[0]); warp-level
+                                  block-scale byte-id-a, thread-id-a, byte-id-b, thread-id-b (aux[0..3])
 
 Output block (per CTA): readback regions in order, each [lane 0..127][column] u32, then the
 per-thread register dump [thread][register] u32 of the kernels that dump registers.
@@ -40,15 +42,15 @@ per-thread register dump [thread][register] u32 of the kernels that dump registe
 
 from __future__ import annotations
 
-import struct
+import struct  # noqa: F401  (re-exported for tests)
 from collections.abc import Mapping
 
 RECORD_BYTES = 256
 STATUS_WORDS = 4
 SMEM_CAPACITY = 96 * 1024            # staging buffer bytes (dynamic shared memory, 1024-aligned)
 DYNAMIC_SMEM_BYTES = SMEM_CAPACITY + 1024   # launch with this much dynamic smem (alignment slack)
-PRELOAD_SLOTS = 4
-READBACK_SLOTS = 4
+PRELOAD_SLOTS = 6
+READBACK_SLOTS = 2
 
 FLAG_ENABLE_INPUT_D = 1 << 0
 FLAG_A_LBO_ABSOLUTE = 1 << 1
@@ -64,8 +66,8 @@ FIELDS: dict[str, tuple[int, str, int]] = {
     "a_desc": (48, "Q", 1), "b_desc": (56, "Q", 1), "idesc": (64, "I", 1),
     "tm_d": (68, "I", 1), "tm_a": (72, "I", 1), "tm_sfa": (76, "I", 1), "tm_sfb": (80, "I", 1),
     "tm_meta": (84, "I", 1), "zcm_desc": (88, "Q", 1), "dol": (96, "I", 8),
-    "preload": (128, "I", 12), "readback": (176, "I", 8), "taddr": (208, "I", 1),
-    "red_src": (212, "I", 1), "s_desc": (216, "Q", 1), "aux": (224, "I", 8),
+    "preload": (128, "I", 18), "readback": (200, "I", 4), "taddr": (216, "I", 1),
+    "reserved": (220, "I", 1), "s_desc": (224, "Q", 1), "aux": (232, "I", 6),
 }
 
 

@@ -32,6 +32,22 @@ def thread_sync(ctx: Ctx) -> list[str]:
             + ["tcgen05.fence::after_thread_sync;"])
 
 
+def bounded_wait(label: str, mbar: str, relaxed: bool = True) -> list[str]:
+    """Wait on phase 0 of ``mbar`` at most WAIT_BOUND times (§9.7.16.6.4 uses the relaxed, cluster
+    scoped try_wait); error 1 on timeout."""
+    sem = ".relaxed.cluster" if relaxed else ""
+    return [
+        f"$L_{label}:",
+        f"mbarrier.try_wait.parity{sem}.shared::cta.b64 %p5, [{mbar}], 0;",
+        f"@%p5 bra $L_{label}_done;",
+        "add.u32 %spins, %spins, 1;",
+        f"setp.lt.u32 %p6, %spins, {WAIT_BOUND};",
+        f"@%p6 bra $L_{label};",
+        f"mov.u32 %err, {ERR_TIMEOUT};",
+        f"$L_{label}_done:",
+    ]
+
+
 @dataclass(frozen=True)
 class StageSmem:
     """Copy ``smem_bytes`` of the case's shared-memory image into the 1024-aligned staging buffer,
@@ -169,7 +185,7 @@ def _region_loop(ctx: Ctx, kind: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Preload:
-    """Fill up to 4 TMEM regions from the in block with tcgen05.st.32x32b.x1 (all 4 warps)."""
+    """Fill up to PRELOAD_SLOTS TMEM regions from the in block with tcgen05.st.32x32b.x1 (all 4 warps)."""
 
     def render(self, ctx: Ctx) -> list[str]:
         return _region_loop(ctx, "preload") + ["tcgen05.wait::st.sync.aligned;"] + thread_sync(ctx) + [_stage(4)]
@@ -180,7 +196,7 @@ class Preload:
 
 @dataclass(frozen=True)
 class Readback:
-    """Copy up to 4 TMEM regions to the out block with tcgen05.ld.32x32b.x1 (all 4 warps)."""
+    """Copy up to READBACK_SLOTS TMEM regions to the out block with tcgen05.ld.32x32b.x1 (all 4 warps)."""
 
     def render(self, ctx: Ctx) -> list[str]:
         return _region_loop(ctx, "readback") + [_stage(7)]

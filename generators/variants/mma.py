@@ -27,7 +27,14 @@ from functools import lru_cache
 from generators.pairwise import pairwise
 from generators.params import Case, Params
 from generators.ptx.mma import MmaSpelling, mma_kernel
-from generators.variants.common import assign_cyclic, make_case, operand_layouts, parse_layout, spec_ok, targets_for
+from generators.variants.common import (
+    assign_cyclic,
+    make_case,
+    operand_layouts,
+    parse_layout,
+    spec_ok,
+    targets_for,
+)
 from reference import tables as T
 from reference.instr_descriptor import InstrDescriptor
 
@@ -224,7 +231,7 @@ def _exhaustive_pairs(row: T.ShapeRow) -> list[tuple]:
     """Every type combination x every valid spelling of the row; (M, N) and the runtime axes
     assigned cyclically (pairwise array), trying further values until the case is legal."""
     axes = _group_axes(row)
-    kernel_rows = [dict(zip(KERNEL_AXES, vals)) for vals in itertools.product(*(axes[a] for a in KERNEL_AXES))]
+    kernel_rows = [dict(zip(KERNEL_AXES, vals, strict=False)) for vals in itertools.product(*(axes[a] for a in KERNEL_AXES))]
     kernel_rows = [r for r in kernel_rows if _row_valid(r)]
     runtime_varying, runtime_fixed = _split({a: axes[a] for a in RUNTIME_AXES})
     runtime_rows = [{**runtime_fixed, **r} for r in pairwise(runtime_varying, seed=1)]
