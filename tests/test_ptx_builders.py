@@ -111,7 +111,18 @@ def test_tmem_ops_and_checker_hook(smoke, monkeypatch):
         assert names[0] == "alloc" and names[-1] == "dealloc", case.case_id
         assert {o.cta_group for o in ops if o.cta_group is not None} == {case.kernel.cta_group}
         assert hooks.check_tmem_ops(ops) is None
+        vocab = hooks.checker_ops(ops)
+        assert vocab[0][0] == "alloc" and vocab[0][2] == case.kernel.cta_group
+        assert vocab[-1][:3] == ("dealloc", "a0", vocab[0][1])
     assert len(seen) == sum(1 for c in smoke if c.kernel.cta_group is not None)
+
+
+def test_real_allocation_checker_when_present(smoke):
+    if hooks.allocation_checker() is None:
+        pytest.skip("reference.tmem_alloc (TMEM issue) not merged yet")
+    for case in smoke:
+        if case.kernel.cta_group is not None and case.legal:
+            assert hooks.check_tmem_ops(tmem_ops(case.kernel)) is None, case.case_id
 
 
 def test_record_layout():
