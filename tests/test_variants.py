@@ -150,3 +150,10 @@ def test_exhaustive_row_has_every_spelling():
     full = {V.spelling(row, dict(zip(V.KERNEL_AXES, vals, strict=False)) | {"ashift": False})
             for vals in itertools.product(*(axes[a] for a in V.KERNEL_AXES))}
     assert spellings == full
+
+
+def test_one_kernel_per_spelling_and_version(default):
+    seen = {}
+    for c in default:
+        key = (c.kernel.instruction, c.kernel.ptx_version, c.kernel.family)
+        assert seen.setdefault(c.kernel.name, key) == key

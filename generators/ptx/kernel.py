@@ -39,7 +39,8 @@ class KernelSpec:
     kernel writes it; ``steps``: the step sequence; ``cta_group``: the kernel's single
     ``.cta_group`` (None: no tcgen05 instruction with one); ``cluster``: CTAs per cluster;
     ``threads``: threads per CTA; ``features``: Target-ISA features of the spelling;
-    ``dynamic_smem``: dynamic shared memory bytes the launch must provide.
+    ``dynamic_smem``: dynamic shared memory bytes the launch must provide; ``ptx_version``:
+    a forced `.version` (part of the identity: such a kernel has its own entry name).
     """
 
     family: str
@@ -51,6 +52,7 @@ class KernelSpec:
     features: tuple[str, ...] = ()
     dynamic_smem: int = 0
     tmem_columns: int = 512
+    ptx_version: tuple[int, int] | None = None    # forced `.version` (negative version cases)
 
     @property
     def name(self) -> str:
@@ -165,7 +167,8 @@ def _status(ctx: Ctx) -> list[str]:
 
 
 def render(spec: KernelSpec, target: str, version: tuple[int, int]) -> str:
-    """PTX module text of ``spec`` for ``target`` with `.version` ``version``."""
+    """PTX module text of ``spec`` for ``target`` with `.version` ``version`` (or the spec's own)."""
+    version = spec.ptx_version or version
     ctx = Ctx(spec, target)
     for name, typ in _PROLOGUE_REGS.items():
         ctx.reg(name, typ)

@@ -7,7 +7,7 @@ so a toolchain change shows up (strict xfail).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from generators.params import Case, Params
 from generators.ptx import movement as M
@@ -182,9 +182,10 @@ def negative_cases(level: str, family: str | None = None) -> list[Case]:
     for neg in negatives():
         if family is not None and neg.family != family:
             continue
+        kernel = replace(neg.kernel, ptx_version=neg.ptx_version) if neg.ptx_version else neg.kernel
         head = neg.kernel.instruction.split(" ")[0]
         cid = f"{head}.invalid.{neg.slug}.{neg.target}"
-        out.append(make_case(cid, neg.family, neg.section, neg.kernel, Params.of(slug=neg.slug), legal=False,
+        out.append(make_case(cid, neg.family, neg.section, kernel, Params.of(slug=neg.slug), legal=False,
                              rule=neg.rule, targets=(neg.target,), ptx_version=neg.ptx_version,
                              deviations=neg.deviations, features=neg.kernel.features or ("tcgen05.mma",)))
     return out
