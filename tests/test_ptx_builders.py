@@ -1,6 +1,7 @@
 """PTX builders: spellings, the kernel skeleton (ABI), record packing, TMEM op sequences."""
 
 import re
+import struct
 
 import pytest
 
@@ -126,7 +127,7 @@ def test_real_allocation_checker_when_present(smoke):
 
 
 def test_record_layout():
-    ends = sorted((off, off + R.struct.calcsize(fmt) * n) for off, fmt, n in R.FIELDS.values())
+    ends = sorted((off, off + struct.calcsize(fmt) * n) for off, fmt, n in R.FIELDS.values())
     assert all(a[1] <= b[0] for a, b in zip(ends, ends[1:], strict=False)) and ends[-1][1] == R.RECORD_BYTES
     # common words of docs/kernel-abi.md
     assert [R.offset(n) for n in ("in_ptr", "out_ptr", "status_ptr", "out_words", "flags")] == [0, 8, 16, 24, 28]

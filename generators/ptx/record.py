@@ -42,7 +42,7 @@ per-thread register dump [thread][register] u32 of the kernels that dump registe
 
 from __future__ import annotations
 
-import struct  # noqa: F401  (re-exported for tests)
+import struct
 from collections.abc import Mapping
 
 RECORD_BYTES = 256
