@@ -1,0 +1,267 @@
+"""tcgen05.mma / .sp / .ws / .ws.sp variants (§9.7.16.10.9), legality from reference.tables.
+
+Axes. *Table 39* (the base of every level): kind, .ws, cta_group, sparsity, dtype/atype/btype
+(+ scale type), M, N (K follows; K = 96 rows are sm_103a only). *Kernel axes* (change the
+spelling): A operand (TMEM or a shared-memory layout), collector usage, .ashift,
+disable-output-lane, scale-input-d, zero-column mask, .scale_vectorsize. *Runtime axes*: B
+layout, enable-input-d, negate, sparsity selector, scale-factor ids, saturate, max shift, LBO
+mode. Levels:
+
+* smoke: one case per Table-39 row (first combination, largest M, rotating N), axes from the
+  group's covering array;
+* default: every Table-39 combination; the other axes pairwise (per group of Table-39 rows
+  with the same kind/.ws/cta_group/sparsity/K), every covering-array row used at least once;
+* exhaustive: the default level plus the full product of Table-39 row x type combination x every
+  valid spelling (kernel axes), with M, N and the runtime axes assigned from pairwise arrays.
+  (A literal product with M, N and the runtime axes too is 4.4 million cases for the same set of
+  kernels; measured, see docs/generators.md.)
+"""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+from generators.pairwise import pairwise
+from generators.params import Case, Params
+from generators.ptx.mma import MmaSpelling, mma_kernel
+from generators.variants.common import (
+    assign_cyclic,
+    make_case,
+    operand_layouts,
+    parse_layout,
+    spec_ok,
+    targets_for,
+)
+from reference import tables as T
+from reference.instr_descriptor import InstrDescriptor
+
+COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
+DOL_PATTERNS = ("zero", "odd_lanes", "warp1")            # disable-output-lane masks (runtime)
+ZCM_PATTERNS = ("off", "example2", "example4")           # zero-column masks after §9.7.16.4.3 examples
+NEGATE = ("none", "a", "b", "ab")
+KERNEL_AXES = ("a_operand", "collector", "ashift", "dol", "scale_input_d", "zcm", "scale_vec")
+RUNTIME_AXES = ("b_layout", "enable_input_d", "negate", "selector", "scale_ids", "saturate", "max_shift", "lbo_mode")
+
+
+@dataclass(frozen=True)
+class Base:
+    """One Table-39 combination."""
+
+    row: T.ShapeRow
+    combo: T.TypeCombo
+    m: int
+    n: int
+
+    @property
+    def k96(self) -> bool:
+        return self.row.k == 96
+
+
+def _group_axes(row: T.ShapeRow) -> dict[str, tuple]:
+    kind, scaled = row.kind, row.kind in T.BLOCK_SCALED_KINDS
+    combos = T.TYPE_COMBOS[kind]
+    a_layouts = tuple(dict.fromkeys(lay for c in combos for lay in operand_layouts(c.a_type)))
+    b_layouts = tuple(dict.fromkeys(lay for c in combos for lay in operand_layouts(c.b_type)))
+    plain = not row.ws and not scaled
+    if row.ws:
+        collectors = (None,) + tuple(f"b{i}::{op}" for i in range(4) for op in COLLECTOR_OPS)
+    else:
+        collectors = (None,) + tuple(f"a::{op}" for op in COLLECTOR_OPS)
+    vecs = (None,) + tuple(dict.fromkeys(q for (k, _), qs in T.TABLE_55.items() if k == kind for q in qs)) if scaled else (None,)
+    scale_ids = tuple(itertools.product(T.SCALE_ID_VALUES[kind], repeat=2)) if scaled else ((0, 0),)
+    return {
+        "a_operand": ("tmem",) + a_layouts,
+        "collector": collectors,
+        "ashift": (False, True) if plain else (False,),
+        "dol": (None,) + DOL_PATTERNS if plain else (None,),
+        "scale_input_d": (None,) + tuple(range(16)) if plain and kind in ("f16", "tf32") else (None,),
+        "zcm": (None,) + ZCM_PATTERNS if row.ws else (None,),
+        "scale_vec": vecs,
+        "b_layout": b_layouts,
+        "enable_input_d": (False, True),
+        "negate": NEGATE if T.TABLE_49[kind][1] else ("none",),
+        "selector": (0, 1, 2, 3) if row.sparse and kind in ("f16", "tf32") else (0,),
+        "scale_ids": scale_ids,
+        "saturate": (False, True) if kind == "i8" else (False,),
+        "max_shift": (0, 8, 16, 32) if row.ws else (0,),
+        "lbo_mode": ("relative", "absolute") if row.k == 96 else ("relative",),
+    }
+
+
+def _row_valid(r: dict) -> bool:
+    """Rules between the non-Table-39 axes (syntax blocks of §9.7.16.10.9.1-4)."""
+    if r.get("ashift"):
+        # "It is illegal to specify either of .collector::a::use or .collector::a::fill along with .ashift";
+        # .ashift appears only in the [a-tmem] forms.
+        if r.get("a_operand") != "tmem" or r.get("collector") in ("a::fill", "a::use"):
+            return False
+    if r.get("lbo_mode") == "absolute":
+        # §9.7.16.3.1.2.1: absolute leading-dimension mode only with 128B swizzling
+        if r.get("b_layout") != "sw128_k" or r.get("a_operand") not in ("tmem", "sw128_k"):
+            return False
+    return True
+
+
+def spelling(row: T.ShapeRow, r: dict) -> MmaSpelling:
+    return MmaSpelling(kind=row.kind, cta_group=row.cta_group, sparse=row.sparse, ws=row.ws,
+                       scale_vec=r["scale_vec"], collector=r["collector"], ashift=r["ashift"],
+                       a_tmem=r["a_operand"] == "tmem", dol=r["dol"] is not None,
+                       scale_input_d=r["scale_input_d"], zcm=r["zcm"] is not None)
+
+
+def descriptor(base: Base, r: dict) -> InstrDescriptor:
+    """The instruction descriptor of a case (validated by reference.instr_descriptor)."""
+    row, c = base.row, base.combo
+    a_major = "K" if r["a_operand"] == "tmem" else parse_layout(r["a_operand"])[1]
+    b_major = parse_layout(r["b_layout"])[1]
+    neg = r["negate"]
+    return InstrDescriptor(
+        kind=row.kind, m=base.m, n=base.n, a_type=c.a_type, b_type=c.b_type, d_type=c.d_type,
+        sparse=row.sparse, sparsity_selector=r["selector"], saturate=r["saturate"],
+        negate_a=neg in ("a", "ab"), negate_b=neg in ("b", "ab"),
+        transpose_a=a_major == "MN", transpose_b=b_major == "MN", max_shift=r["max_shift"],
+        scale_type=c.scale_type, a_scale_id=r["scale_ids"][0], b_scale_id=r["scale_ids"][1], k96=base.k96)
+
+
+def features(base: Base, r: dict) -> tuple[str, ...]:
+    extra = ("K=96",) if base.k96 else ()
+    extra += ("lbo absolute",) if r["lbo_mode"] == "absolute" else ()
+    return spelling(base.row, r).features() + extra
+
+
+def _valid(base: Base, r: dict) -> bool:
+    row, c = base.row, base.combo
+    if r["a_operand"] != "tmem" and r["a_operand"] not in operand_layouts(c.a_type):
+        return False
+    if r["b_layout"] not in operand_layouts(c.b_type):
+        return False
+    if r["ashift"] and base.m not in (128, 256):       # ".ashift is only allowed with M = 128 or M = 256"
+        return False
+    if c.scale_type is not None:
+        vec = r["scale_vec"] or T.DEFAULT_SCALE_VEC[row.kind]
+        if vec is None or not spec_ok(lambda: T.scale_factor_count(row.kind, vec, row.k, c.scale_type)):
+            return False
+    if not spec_ok(lambda: descriptor(base, r).check_legal(row.cta_group, row.ws)):
+        return False
+    return bool(targets_for(features(base, r)))
+
+
+def case_id(base: Base, r: dict) -> str:
+    row, c = base.row, base.combo
+    parts = [spelling(row, r).opcode(), "sparse" if row.sparse else "dense",
+             f"m{base.m}n{base.n}" + ("k96" if base.k96 else ""), c.d_type, c.a_type, c.b_type]
+    if c.scale_type:
+        parts.append(c.scale_type)
+    parts += ["a_tmem"] if r["a_operand"] == "tmem" else ["a_smem", r["a_operand"]]
+    parts.append("b_" + r["b_layout"])
+    extras = [
+        (r["dol"] is not None, f"dol_{r['dol']}"), (r["scale_input_d"] is not None, f"scale_input_d_{r['scale_input_d']}"),
+        (r["zcm"] is not None, f"zcm_{r['zcm']}"), (r["enable_input_d"], "enable_input_d"),
+        (r["negate"] != "none", f"neg_{r['negate']}"), (r["selector"] != 0, f"sel{r['selector']}"),
+        (r["scale_ids"] != (0, 0), f"sfid_a{r['scale_ids'][0]}b{r['scale_ids'][1]}"),
+        (r["saturate"], "satfinite"), (r["max_shift"] != 0, f"max_shift{r['max_shift']}"),
+        (r["lbo_mode"] == "absolute", "lbo_absolute"),
+    ]
+    return ".".join(parts + [text for on, text in extras if on])
+
+
+def make_mma_case(base: Base, r: dict) -> Case:
+    row, c = base.row, base.combo
+    sp = spelling(row, r)
+    kernel = mma_kernel(sp)
+    params = Params.of(
+        kind=row.kind, cta_group=row.cta_group, sparse=row.sparse, ws=row.ws, m=base.m, n=base.n, k=row.k,
+        d_type=c.d_type, a_type=c.a_type, b_type=c.b_type, scale_type=c.scale_type,
+        **{name: r[name] for name in KERNEL_AXES + RUNTIME_AXES},
+        idesc=descriptor(base, r).encode())
+    rule = f"Table 39: kind::{row.kind} {'.ws' if row.ws else 'no .ws'} cta_group::{row.cta_group} " \
+           f"{'sparse' if row.sparse else 'dense'} M={base.m} N={base.n} K={row.k}"
+    return make_case(case_id(base, r), sp.family, sp.section, kernel, params, features=features(base, r), rule=rule)
+
+
+def _bases(row: T.ShapeRow) -> list[Base]:
+    return [Base(row, c, m, n) for c in T.TYPE_COMBOS[row.kind] for m in row.m for n in row.n]
+
+
+def _split(axes: dict[str, tuple]) -> tuple[dict, dict]:
+    varying = {k: v for k, v in axes.items() if len(v) > 1}
+    fixed = {k: v[0] for k, v in axes.items() if len(v) == 1}
+    return varying, fixed
+
+
+@lru_cache(maxsize=None)
+def covering_rows(row: T.ShapeRow) -> tuple[dict, ...]:
+    """The pairwise covering array of a Table-39 row's non-Table-39 axes (cached)."""
+    varying, fixed = _split(_group_axes(row))
+    rows = pairwise(varying, lambda r: _row_valid({**fixed, **r}), seed=zlib.crc32(repr((row.kind, row.ws, row.cta_group, row.sparse, row.k)).encode()))
+    return tuple({**fixed, **r} for r in rows)
+
+
+def _smoke(rows) -> list[Case]:
+    """One case per Table-39 row, then one more for every kernel-axis value (per MMA family)
+    the first pass missed, so every qualifier and operand form appears at least once."""
+    picked: list[tuple[Base, dict]] = []
+    for i, row in enumerate(rows):
+        combos = T.TYPE_COMBOS[row.kind]
+        base = Base(row, combos[i % len(combos)], row.m[-1], row.n[-1] if i % 2 == 0 else row.n[0])
+        ca = covering_rows(row)
+        for j in range(len(ca)):
+            r = ca[(i + j) % len(ca)]
+            if _valid(base, r):
+                picked.append((base, r))
+                break
+    family = lambda row: spelling(row, {a: None for a in KERNEL_AXES} | {"a_operand": "tmem", "ashift": False}).family  # noqa: E731
+    covered = {(family(b.row), a, r[a]) for b, r in picked for a in KERNEL_AXES}
+    for row in rows:
+        for r in covering_rows(row):
+            new = {(family(row), a, r[a]) for a in KERNEL_AXES} - covered
+            if not new:
+                continue
+            base = next((b for b in _bases(row) if _valid(b, r)), None)
+            if base is not None:
+                picked.append((base, r))
+                covered |= new
+    return [make_mma_case(b, r) for b, r in picked]
+
+
+def _exhaustive_pairs(row: T.ShapeRow) -> list[tuple]:
+    """Every type combination x every valid spelling of the row; (M, N) and the runtime axes
+    assigned cyclically (pairwise array), trying further values until the case is legal."""
+    axes = _group_axes(row)
+    kernel_rows = [dict(zip(KERNEL_AXES, vals, strict=False)) for vals in itertools.product(*(axes[a] for a in KERNEL_AXES))]
+    kernel_rows = [r for r in kernel_rows if _row_valid(r)]
+    runtime_varying, runtime_fixed = _split({a: axes[a] for a in RUNTIME_AXES})
+    runtime_rows = [{**runtime_fixed, **r} for r in pairwise(runtime_varying, seed=1)]
+    shapes = [(m, n) for m in row.m for n in row.n]
+    out = []
+    i = 0
+    for combo in T.TYPE_COMBOS[row.kind]:
+        for kr in kernel_rows:
+            i += 1
+            for j in range(len(shapes) * 2):
+                m, n = shapes[(i + j) % len(shapes)]
+                r = {**kr, **runtime_rows[(i + j) % len(runtime_rows)]}
+                base = Base(row, combo, m, n)
+                if _row_valid(r) and _valid(base, r):
+                    out.append((base, r))
+                    break
+    return out
+
+
+def mma_cases(level: str) -> list[Case]:
+    """Every MMA case of ``level`` in deterministic order (Table 39 row order)."""
+    rows = T.TABLE_39
+    if level == "smoke":
+        return _smoke(rows)
+    out: list[Case] = []
+    for row in rows:
+        pairs = assign_cyclic(_bases(row), covering_rows(row), _valid)
+        if level == "exhaustive":
+            pairs += _exhaustive_pairs(row)
+        out.extend(make_mma_case(b, r) for b, r in pairs)
+    if level == "exhaustive":
+        out = list({c.case_id: c for c in out}.values())
+    return out
