@@ -13,6 +13,8 @@ from generators.params import Case, Params
 from generators.ptx import movement as M
 from generators.variants.common import make_case
 from reference import tables as T
+from reference.tmem import COLUMNS
+from reference.tmem_fragments import fragment_map
 
 ALLOC_NCOLS = (32, 64, 128, 256, 512)        # "power of 2 ... within the range [32, 512]"
 CP_SHAPES = (("128x256b", None), ("4x256b", None), ("128x128b", None), ("64x128b", "warpx2::02_13"),
@@ -50,9 +52,17 @@ def _ldst_shapes(op: str, red: bool = False):
                 yield shape, num
 
 
-def _runtime(i: int, shape: str) -> dict:
+def _runtime(i: int, shape: str, width: int = 1) -> dict:
+    """Lane base and TMEM column of case i: the columns cycle, skipping one where the
+    instruction's ``width`` columns would pass the last column (§9.7.16.1: 512 columns)."""
     lane = 16 if (shape.startswith("16x") and i % 2) else 0
-    return {"column": TMEM_COLUMNS[i % len(TMEM_COLUMNS)], "lane_offset": lane}
+    cols = [TMEM_COLUMNS[(i + j) % len(TMEM_COLUMNS)] for j in range(len(TMEM_COLUMNS))]
+    return {"column": next((c for c in cols if c + width <= COLUMNS), 0), "lane_offset": lane}
+
+
+def _width(shape: str, num: int, pack: bool, imm: int | None, op: str) -> int:
+    """Columns a tcgen05.ld/st spans from its address (reference fragment map, §9.7.16.2.3.1)."""
+    return fragment_map(shape, num, pack=pack, half_split=imm, op=op).columns
 
 
 def _suffix(rt: dict) -> str:
@@ -66,7 +76,7 @@ def ld_cases(level: str) -> list[Case]:
         imm = num if shape == "16x32bx2" else None
         instr = M.ld_instruction(shape, num, pack, imm)
         kernel = M.ld_kernel(instr, T.ldst_registers(shape, num))
-        rt = _runtime(i, shape)
+        rt = _runtime(i, shape, _width(shape, num, pack, imm, "ld"))
         cid = instr.split(" ")[0] + (f".imm{imm}" if imm is not None else "") + _suffix(rt)
         out.append(make_case(cid, "ld", "9.7.16.8.3", kernel,
                              Params.of(shape=shape, num=num, pack=pack, imm=imm, registers=T.ldst_registers(shape, num), **rt),
@@ -81,7 +91,7 @@ def st_cases(level: str) -> list[Case]:
         imm = num if shape == "16x32bx2" else None
         regs = T.ldst_registers(shape, num, op="st")
         instr = M.st_instruction(shape, num, unpack, imm)
-        rt = _runtime(i, shape)
+        rt = _runtime(i, shape, _width(shape, num, unpack, imm, "st"))
         cid = instr.split(" ")[0] + (f".imm{imm}" if imm is not None else "") + _suffix(rt)
         out.append(make_case(cid, "st", "9.7.16.8.4", M.st_kernel(instr, regs),
                              Params.of(shape=shape, num=num, unpack=unpack, imm=imm, registers=regs, **rt),
@@ -98,7 +108,7 @@ def ld_red_cases(level: str) -> list[Case]:
         imm = num if shape == "16x32bx2" else None
         instr = M.ld_red_instruction(shape, num, redop, dtype, abs_, nan, imm)
         regs = T.ldst_registers(shape, num)
-        rt = _runtime(i, shape)
+        rt = _runtime(i, shape, _width(shape, num, False, imm, "ld"))
         cid = instr.split(" ")[0] + (f".imm{imm}" if imm is not None else "") + _suffix(rt)
         out.append(make_case(cid, "ld.red", "9.7.16.8.3", M.ld_kernel(instr, regs, red=True),
                              Params.of(shape=shape, num=num, redop=redop, type=dtype, abs=abs_, nan=nan, imm=imm,
