@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from generators.inputs import values as V
 from generators.inputs.block import InBlocks, Preloads, Staging
 from generators.inputs.mma import A_COL, D_COL, LANES, logical_operands, mma_op, place_mma
 from generators.inputs.movement import stage_cp_source

@@ -13,7 +13,8 @@ Pools (values, not codes; every one is exact in every operand format of its kind
     u8 1..7, s8 +-1..4, s4 +-1..3, u4 1..5
     scales   ue8m0 2^-1, 2^0, 2^1 (codes 126..128); ue4m3 0.5, 1, 2
 
-Zero is never drawn for A/B (the sign of an all-zero sum is the one place IEEE and the published
+Subnormal values of a format are left out (0.5 is subnormal in e2m1 and e2m3: the spec model
+leaves subnormal inputs open). Zero is never drawn for A/B (the sign of an all-zero sum is the one place IEEE and the published
 hardware model differ), nor -0 for C. tf32 codes get random bits in their low 13 container bits
 when ``tf32_noise`` is set: the format has 10 mantissa bits, the container's low 13 are not part of
 the value (shared/spec/NOTES.md item 10; ``reference.formats`` ignores them on decode).
@@ -43,7 +44,9 @@ def element_values(fmt: str, shape, rng: np.random.Generator, pool=WIDE) -> np.n
         lo, hi = INT_POOLS[fmt]
         vals = rng.integers(lo, hi + 1, size=shape)
         return np.where(vals == 0, 1, vals).astype(np.float64)
-    mags = rng.choice(np.asarray(pool, dtype=np.float64), size=shape)
+    fmt_info = F.get_format(fmt)
+    normal = [v for v in pool if v >= 2.0 ** (1 - fmt_info.bias)]    # no subnormal inputs: the spec model
+    mags = rng.choice(np.asarray(normal, dtype=np.float64), size=shape)   # leaves their handling open
     signs = rng.choice(np.array([-1.0, 1.0]), size=shape)
     return mags * signs
 
