@@ -105,7 +105,8 @@ def _accumulator(op: MmaOp, rng, mode: str) -> np.ndarray:
 def _numerics_codes(fmt: str, shape, rng) -> np.ndarray:
     """Random finite codes (numerics companions: every mantissa bit in play)."""
     from reference import formats as F
-    bits = F.get_format(fmt).container_bits
+    f = F.get_format(fmt)
+    bits = f.bits if f.bits < 8 else f.container_bits       # 4/6-bit codes; tf32: its 32-bit container
     codes = rng.integers(0, 1 << bits, size=shape, dtype=np.uint64)
     vals = F.decode(fmt, codes)
     ok = np.isfinite(vals)
@@ -128,7 +129,30 @@ def logical_operands(op: MmaOp, rng, mode: str) -> MmaLogical:
         sf = op.scale_factors
         sa = V.scale_codes(op.scale_type, (op.m, sf), rng, sign_noise=True)
         sb = V.scale_codes(op.scale_type, (sf, op.n), rng, sign_noise=True)
-    return MmaLogical(op, a, b, _accumulator(op, rng, mode), meta, sa, sb)
+    c = _accumulator(op, rng, mode)
+    if mode == NUMERICS:
+        a, c = _numerics_rows(op, a, c, rng)
+    return MmaLogical(op, a, b, c, meta, sa, sb)
+
+
+def _numerics_rows(op: MmaOp, a: np.ndarray, c: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Numerics companions: row 0 of A zero and row 0 of C subnormal (D row 0 = C: subnormal
+    results), and a NaN in row 1 of A where its format has one (NaN results)."""
+    from reference import formats as F
+
+    a, c = a.copy(), c.copy()
+    a[0] = 0
+    sub = (1 << 10) if op.d_type == "f16" else (1 << 23)
+    c[0] = rng.integers(1, sub, size=c.shape[1]).astype(np.uint64)
+    codes, vals = (None, None)
+    if F.get_format(op.a_type).container_bits <= 16:
+        codes, vals = F.all_values(op.a_type)
+        nan = codes[np.isnan(vals)]
+    else:
+        nan = np.array([0x7FC00000], dtype=np.uint64)
+    if nan.size:
+        a[1, 0] = int(nan[0])
+    return a, c
 
 
 # -- placement -------------------------------------------------------------------------------------
