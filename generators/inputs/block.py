@@ -6,8 +6,16 @@ keeps one bytearray per CTA and hands out offsets valid in all of them.
 
 Shared-memory staging: :class:`Staging` places operand images at 16-byte aligned offsets of the
 staging buffer (relative addresses: the kernel adds the 1024-aligned buffer address to the
-descriptors' start address). A swizzled operand starts on its pattern boundary (1024 bytes covers
-every swizzle), so both readings of the base offset (docs/layouts.md decision 4) agree.
+descriptors' start address). :func:`tile_start` varies where a tile starts, so the start address
+and base offset fields matter (a device that drops them reads other bytes):
+
+* no swizzle: a 1024-aligned block + 16*j (j in 0..7): start addresses off the 128-byte grid;
+* swizzled, half of the tiles: the repeating pattern starts at the block + 128*j (j in 1..7) and
+  the tile starts there, so the descriptor carries base offset j (Table 41: "(pattern start addr
+  >> 0x7) & 0x7"); the layout relative to the pattern start is the canonical one;
+* swizzled K-major tiles shorter than a swizzle row, the other half: the tile starts 16*u bytes
+  into the row of an aligned pattern (base offset 0), as descriptors that step along K inside a
+  swizzle atom do (CUTLASS advances the start address by the K offset).
 """
 
 from __future__ import annotations
@@ -78,6 +86,23 @@ class Staging:
     def padded(self) -> bytes:
         size = -(-len(self.image) // 16) * 16
         return bytes(self.image) + bytes([self.fill]) * (size - len(self.image))
+
+
+ROW_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128, "128B_base32B": 128}
+
+
+def tile_start(staging: Staging, swizzle: str, major: str, k_run: int, rng) -> tuple[int, int]:
+    """(start address, pattern start) of the next tile in ``staging`` (module docstring)."""
+    block = staging.next_address()
+    if swizzle == "none":
+        return block + 16 * int(rng.integers(0, 8)), block
+    if rng.random() < 0.5:
+        start = block + 128 * int(rng.integers(1, 8))
+        return start, start
+    room = ROW_BYTES[swizzle] - k_run
+    if major == "K" and room >= 16:
+        return block + 16 * int(rng.integers(1, room // 16 + 1)), block
+    return block, block
 
 
 def region_bytes(cells: np.ndarray) -> bytes:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from generators.inputs import values as V
-from generators.inputs.block import InBlocks, Preloads, Staging
+from generators.inputs.block import InBlocks, Preloads, Staging, tile_start
 from generators.inputs.types import NUMERICS, CaseInputs, TmemRegion, Untestable
 from generators.ptx import record as R
 from generators.variants.common import parse_layout
@@ -32,6 +32,7 @@ from reference.datapath_layouts import columns_used, d_placement, layout_for
 from reference.errors import SpecError
 from reference.mma_qualifiers import MmaOp
 from reference.smem_choice import choose_layout
+from reference.smem_layout import element_storage
 from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 D_COL, A_COL, SFA_COL, SFB_COL, META_COL = 0, 256, 384, 416, 448
@@ -157,13 +158,14 @@ def _numerics_rows(op: MmaOp, a: np.ndarray, c: np.ndarray, rng) -> tuple[np.nda
 
 # -- placement -------------------------------------------------------------------------------------
 
-def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_mn_k: np.ndarray) -> int:
-    """Place an mn x k operand tile in ``staging`` (next pattern-aligned address); its descriptor."""
+def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_mn_k: np.ndarray, rng) -> int:
+    """Place an mn x k operand tile in ``staging`` (``block.tile_start``); its descriptor."""
     swizzle, major = parse_layout(layout_name)
     mn, k = codes_mn_k.shape
-    start = staging.next_address()
+    storage = element_storage(dtype, kind)
+    start, pattern = tile_start(staging, swizzle, major, -(-k // storage.per_unit) * 16, rng)
     try:
-        layout = choose_layout(major, swizzle, dtype, mn, k, start, kind=kind)
+        layout = choose_layout(major, swizzle, dtype, mn, k, start, kind=kind, pattern_start=pattern)
     except SpecError as exc:
         raise Untestable(f"no shared-memory layout for the {mn}x{k} {dtype} tile in {layout_name}: {exc}") from None
     staging.place(layout, codes_mn_k)
@@ -222,11 +224,13 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     rec: dict = {"idesc": p["idesc"], "tm_d": D_COL, "tm_a": A_COL, "tm_sfa": SFA_COL, "tm_sfb": SFB_COL,
                  "tm_meta": META_COL, "flags": R.FLAG_ENABLE_INPUT_D if op.enable_input_d else 0}
     stagings = [Staging() for _ in range(cg)]
+    tile_seed = int(rng.integers(1 << 31))
     for c, st in enumerate(stagings):
+        tiles = np.random.default_rng(tile_seed)       # the same placement in every CTA (one descriptor)
         if p["a_operand"] != "tmem":
-            rec["a_desc"] = _smem_tile(st, p["a_operand"], op.a_type, op.kind, logical.a[c * mc:(c + 1) * mc])
+            rec["a_desc"] = _smem_tile(st, p["a_operand"], op.a_type, op.kind, logical.a[c * mc:(c + 1) * mc], tiles)
         cols = slice(c * nc, (c + 1) * nc) if cg == 2 else slice(None)
-        rec["b_desc"] = _smem_tile(st, p["b_layout"], op.b_type, op.kind, logical.b[:, cols].T)
+        rec["b_desc"] = _smem_tile(st, p["b_layout"], op.b_type, op.kind, logical.b[:, cols].T, tiles)
         if extra_smem is not None:
             rec.update(extra_smem(st))
     smem = [st.padded() for st in stagings]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from generators.inputs import values as V
-from generators.inputs.block import InBlocks, Preloads, Staging, register_bytes
+from generators.inputs.block import InBlocks, Preloads, Staging, register_bytes, tile_start
 from generators.inputs.types import CaseInputs, TmemRegion, Untestable
 from reference.smem_choice import choose_layout
 from reference.tables import ldst_registers
@@ -105,12 +105,13 @@ def _cp_source_rows(shape: str, decompress: str | None, ctas: int, rng) -> np.nd
     return out
 
 
-def stage_cp_source(stagings: list[Staging], rows: np.ndarray, swizzle: str) -> int:
-    """Place each CTA's source rows as a K-major 8-bit matrix; the (relative) source descriptor."""
+def stage_cp_source(stagings: list[Staging], rows: np.ndarray, swizzle: str, seed: int = 0) -> int:
+    """Place each CTA's source rows as a K-major 8-bit matrix (``block.tile_start``, the same place
+    in every CTA); the (relative) source descriptor."""
     desc = None
     for st, cta_rows in zip(stagings, rows, strict=True):
-        start = st.next_address()
-        layout = choose_layout("K", swizzle, "u8", cta_rows.shape[0], cta_rows.shape[1], start)
+        start, pattern = tile_start(st, swizzle, "K", cta_rows.shape[1], np.random.default_rng(seed))
+        layout = choose_layout("K", swizzle, "u8", cta_rows.shape[0], cta_rows.shape[1], start, pattern_start=pattern)
         st.place(layout, cta_rows.astype(np.uint64))
         desc = layout.descriptor().encode()
     return desc
@@ -128,7 +129,7 @@ def cp_like_inputs(case, rng, *, shape: str, multicast, decompress, cta_group: i
     rows = _cp_source_rows(shape, decompress, cta_group, rng)
     blocks = InBlocks(cta_group)
     stagings = [Staging() for _ in range(cta_group)]
-    rec = {"taddr": column, "s_desc": stage_cp_source(stagings, rows, swizzle)}
+    rec = {"taddr": column, "s_desc": stage_cp_source(stagings, rows, swizzle, int(rng.integers(1 << 31)))}
     _smem(blocks, stagings, rec)
     ncols = CP_SHAPES[shape][1] // 4
     if preload is not None:

@@ -80,7 +80,7 @@ def _a_copy(staging: Staging, op, logical) -> int:
     where = TO.row_lanes(layout)
     rows[where[:, 1]] = cells
     data = rows.astype("<u4").view(np.uint8).reshape(LANES, -1)
-    return stage_cp_source([staging], data[None], "none")
+    return stage_cp_source([staging], data[None], "none", 7)
 
 
 __all__ = ["pattern_inputs", "pattern_params", "PATTERN_EXTRAS", "A_COL", "Preloads"]
