@@ -37,7 +37,10 @@ from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 D_COL, A_COL, SFA_COL, SFB_COL, META_COL = 0, 256, 384, 416, 448
 LANES = 128
-DOL_PATTERNS = {"zero": lambda i: 0, "odd_lanes": lambda i: 0xAAAAAAAA, "warp1": lambda i: 0xFFFFFFFF if i == 1 else 0}
+# disable-output-lane words (word i of n; bit b of the vector = lane b % 128 of CTA b // 128)
+DOL_PATTERNS = {"zero": lambda i, n: 0, "odd_lanes": lambda i, n: 0xAAAAAAAA,
+                "warp1": lambda i, n: 0xFFFFFFFF if i == 1 else 0,
+                "last_warp": lambda i, n: 0xFFFFFFFF if i == n - 1 else 0}
 # §9.7.16.4.3 worked examples 2 and 4 (skip 2, use 3; example 4 with start counts and shift 2)
 ZCM = {
     "off": ZeroColumnMaskDescriptor(),
@@ -68,7 +71,7 @@ def mma_op(p) -> MmaOp:
     neg = p["negate"]
     dol = None
     if p["dol"] is not None:
-        dol = tuple(DOL_PATTERNS[p["dol"]](i) for i in range(4 * p["cta_group"]))
+        dol = tuple(DOL_PATTERNS[p["dol"]](i, 4 * p["cta_group"]) for i in range(4 * p["cta_group"]))
     return MmaOp(kind=p["kind"], a_type=p["a_type"], b_type=p["b_type"], d_type=p["d_type"], m=p["m"], n=p["n"],
                  sparse=p["sparse"], ws=p["ws"], cta_group=p["cta_group"], k96=p["k"] == 96,
                  scale_type=p["scale_type"], scale_vec=p["scale_vec"], a_scale_id=p["scale_ids"][0],

@@ -23,9 +23,19 @@ CP_DECOMPRESS = (None, "b6x16_p32", "b4x16_p64")
 TMEM_COLUMNS = (0, 64, 128, 200)
 
 
-def _pick(level: str, items: list, every: int) -> list:
-    """smoke keeps every ``every``-th item (and the first); other levels keep all."""
-    return items if level != "smoke" else [x for i, x in enumerate(items) if i % every == 0]
+def _pick(level: str, items: list, every: int, key=None) -> list:
+    """smoke keeps every ``every``-th item (and the first), plus the first item of every ``key``
+    value (e.g. each ld/st shape) the stride missed; other levels keep all."""
+    if level != "smoke":
+        return items
+    keep = {i for i in range(len(items)) if i % every == 0}
+    if key is not None:
+        seen = {key(items[i]) for i in keep}
+        for i, x in enumerate(items):
+            if key(x) not in seen:
+                seen.add(key(x))
+                keep.add(i)
+    return [x for i, x in enumerate(items) if i in keep]
 
 
 def alloc_cases(level: str) -> list[Case]:
@@ -72,7 +82,7 @@ def _suffix(rt: dict) -> str:
 def ld_cases(level: str) -> list[Case]:
     out = []
     items = [(s, n, p) for s, n in _ldst_shapes("ld") for p in (False, True)]
-    for i, (shape, num, pack) in enumerate(_pick(level, items, 15)):
+    for i, (shape, num, pack) in enumerate(_pick(level, items, 15, key=lambda x: x[0])):
         imm = num if shape == "16x32bx2" else None
         instr = M.ld_instruction(shape, num, pack, imm)
         kernel = M.ld_kernel(instr, T.ldst_registers(shape, num))
@@ -87,7 +97,7 @@ def ld_cases(level: str) -> list[Case]:
 def st_cases(level: str) -> list[Case]:
     out = []
     items = [(s, n, u) for s, n in _ldst_shapes("st") for u in (False, True)]
-    for i, (shape, num, unpack) in enumerate(_pick(level, items, 15)):
+    for i, (shape, num, unpack) in enumerate(_pick(level, items, 15, key=lambda x: x[0])):
         imm = num if shape == "16x32bx2" else None
         regs = T.ldst_registers(shape, num, op="st")
         instr = M.st_instruction(shape, num, unpack, imm)
