@@ -4,8 +4,8 @@
 
 Runs the same path as ``pytest -m execute --device sim``: cases grouped by kernel, inputs
 synthesized, one simulator launch per batch (``conformance.execute_batch.ExecutionService``), the
-expected sections computed and compared. ``--limit`` takes an evenly spread sample of the level's
-cases (the default level holds ~17,000). Prints one line per family, then ``cases/s`` last.
+expected sections computed and compared. ``--limit N`` keeps about N cases: whole kernel groups
+(so batches stay as large as in a full run), evenly spread over the level (default: ~17,000 cases). Prints one line per family, then ``cases/s`` last.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conformance import execute_batch as EB  # noqa: E402
 from conformance.compare import ComparisonFailure  # noqa: E402
 from conformance.device import check_status  # noqa: E402
-from conformance.execute import execution_cases, grouped_by_kernel  # noqa: E402
+from conformance.execute import execution_cases  # noqa: E402
 from conformance.execute_compare import compare_case  # noqa: E402
 from conformance.oracles import expected  # noqa: E402
 from conformance.sim import SimDevice  # noqa: E402
@@ -47,9 +47,13 @@ def main(argv=None) -> int:
     families = args.family or ["alloc", "ld", "ld.red", "st", "wait", "cp", "shift", "mma", "mma.sp", "mma.ws",
                                "mma.ws.sp", "fence", "commit", "sync", "warp.mma.sp"]
     xcases = execution_cases(_Config(args.level, families), families)
-    if args.limit and len(xcases) > args.limit:
+    if args.limit and len(xcases) > args.limit:          # whole kernel groups, evenly spread
+        by_kernel: dict[str, list] = defaultdict(list)
+        for xc in xcases:
+            by_kernel[xc.case.kernel.name].append(xc)
+        groups_list = list(by_kernel.values())
         step = len(xcases) / args.limit
-        xcases = grouped_by_kernel([xcases[int(i * step)] for i in range(args.limit)])
+        xcases = [xc for i, g in enumerate(groups_list) if int(i / step) != int((i + 1) / step) or step < 1 for xc in g]
     svc = EB.ExecutionService(None, SimDevice())
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for xc in xcases:
