@@ -129,11 +129,11 @@ def check_case(xcase: ExecCase, request) -> None:
         pytest.fail(f"§{case.section} {xcase.case_id}: expected-value step: {exc}", pytrace=False)
     try:
         compare_case(exp, run.outputs, section_id=case.section, case_id=xcase.case_id, repro=repro)
+        return
     except ComparisonFailure as exc:
-        where = _artifacts(request, svc, xcase, target, run, exp)
-        if where is not None:
-            exc.args = (f"{exc.args[0]}\n  artifacts: {where}",)
-        raise
+        failure = str(exc)
+    where = _artifacts(request, svc, xcase, target, run, exp)
+    pytest.fail(failure + (f"\n  artifacts: {where}" if where is not None else ""), pytrace=False)
 
 
 def _artifacts(request, svc: ExecutionService, xcase: ExecCase, target: str, run, exp):

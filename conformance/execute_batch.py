@@ -260,12 +260,17 @@ def _kernel_key(xc: ExecCase) -> str:
 
 
 def _worker_queue(config) -> set[int] | None:
-    """Indices still queued for this pytest-xdist worker (None without xdist)."""
+    """Indices still queued for this pytest-xdist worker (None without xdist): the worker's queue
+    plus the item it has already taken off the queue as the next one (``nextitem_index``)."""
     if not hasattr(config, "workerinput"):
         return None
     for plugin in config.pluginmanager.get_plugins():
         queue = getattr(plugin, "torun", None)
         if queue is not None and hasattr(queue, "lock") and hasattr(plugin, "workerid"):
             with queue.lock() as items:
-                return {i for i in items if isinstance(i, int)}
+                queued = {i for i in items if isinstance(i, int)}
+            nxt = getattr(plugin, "nextitem_index", None)
+            if isinstance(nxt, int):
+                queued.add(nxt)
+            return queued
     return None

@@ -126,3 +126,21 @@ def test_simulator_runs_and_a_fault_fails_with_a_complete_message(pytester, monk
     log = [json.loads(line) for f in results.glob("outcomes-*.jsonl") for line in f.read_text().splitlines()]
     assert {o["status"] for o in log} == {"Fail"} and {o["section"] for o in log} == {"9.7.16.9.3"}
     assert any((d / "case.npz").exists() and (d / "kernel.ptx").exists() for d in (results / "artifacts").iterdir())
+
+
+def test_worker_queue_includes_the_item_already_taken_as_next():
+    """pytest-xdist takes the next item off the worker's queue before running the current one;
+    a batch that missed it would relaunch for every case."""
+    import contextlib
+
+    from conformance.execute_batch import _worker_queue
+
+    class Queue:
+        @contextlib.contextmanager
+        def lock(self):
+            yield [5, 6, "SHUTDOWN"]
+
+    interactor = SimpleNamespace(torun=Queue(), workerid="gw0", nextitem_index=4)
+    config = SimpleNamespace(workerinput={}, pluginmanager=SimpleNamespace(get_plugins=lambda: [object(), interactor]))
+    assert _worker_queue(config) == {4, 5, 6}
+    assert _worker_queue(SimpleNamespace()) is None
