@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -43,6 +44,9 @@ def main(argv=None) -> int:
     ap.add_argument("--family", action="append", default=[])
     ap.add_argument("--limit", type=int, default=0, help="evenly spread sample of at most N cases (0: all)")
     ap.add_argument("--batch", type=int, default=64, help="cases per launch (the simulator runs 32 CTAs at once)")
+    ap.add_argument("-k", dest="keyword", default="", help="only cases whose ID contains this text")
+    ap.add_argument("--copies", type=int, default=1,
+                    help="run each case this many times (own IDs and inputs, one kernel): full batches")
     args = ap.parse_args(argv)
     families = args.family or ["alloc", "ld", "ld.red", "st", "wait", "cp", "shift", "mma", "mma.sp", "mma.ws",
                                "mma.ws.sp", "fence", "commit", "sync", "warp.mma.sp"]
@@ -54,6 +58,11 @@ def main(argv=None) -> int:
         groups_list = list(by_kernel.values())
         step = len(xcases) / args.limit
         xcases = [xc for i, g in enumerate(groups_list) if int(i / step) != int((i + 1) / step) or step < 1 for xc in g]
+    if args.keyword:
+        xcases = [xc for xc in xcases if args.keyword in xc.case_id]
+    if args.copies > 1:
+        xcases = [EB.ExecCase(replace(xc.case, case_id=f"{xc.case.case_id}.copy{i}"), xc.mode)
+                  for xc in xcases for i in range(args.copies)]
     svc = EB.ExecutionService(None, SimDevice())
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for xc in xcases:
