@@ -53,7 +53,9 @@ class CaseTimeout(Exception):
 
 @dataclass(frozen=True)
 class CaseBuffers:
-    """Host data of one case: its operand images and the number of u32 result words."""
+    """Host data of one case: its operand images (every CTA's block, back to back) and the
+    number of u32 result words *per CTA* (the record's ``out_words``; a CTA pair writes twice
+    as many, CTA rank r at ``out_ptr + r * out_words * 4``, kernel ABI)."""
 
     inputs: bytes
     out_words: int
@@ -61,7 +63,8 @@ class CaseBuffers:
 
 @dataclass(frozen=True)
 class LaunchResult:
-    """Per case: the u32 output words, and the status words (ctas_per_case x 4) of each case."""
+    """Per case: the u32 output words (every CTA's, rank 0 first), and the status words
+    (ctas_per_case x 4) of each case."""
 
     outputs: list[np.ndarray]
     status_words: np.ndarray  # shape (ncases, ctas_per_case, 4), uint32
@@ -114,7 +117,7 @@ class ArenaPlan:
     ctas_per_case: int
     in_offsets: tuple[int, ...]
     out_offsets: tuple[int, ...]
-    out_words: tuple[int, ...]
+    out_words: tuple[int, ...]        # per CTA (the record field); a case's block holds ctas_per_case times as many
     status_offset: int
     total: int
 
@@ -128,13 +131,16 @@ class ArenaPlan:
                              self.base + self.status_offset + i * self.ctas_per_case * STATUS_WORDS * 4,
                              buf.out_words)
             image[self.in_offsets[i]:self.in_offsets[i] + len(buf.inputs)] = np.frombuffer(buf.inputs, np.uint8)
-            out = image[self.out_offsets[i]:self.out_offsets[i] + 4 * buf.out_words].view(np.uint32)
+            words = buf.out_words * self.ctas_per_case
+            out = image[self.out_offsets[i]:self.out_offsets[i] + 4 * words].view(np.uint32)
             out[:] = POISON
         image[:len(table)] = np.frombuffer(bytes(table), np.uint8)
         return image
 
     def outputs(self, image: np.ndarray) -> list[np.ndarray]:
-        return [image[o:o + 4 * n].view(np.uint32).copy() for o, n in zip(self.out_offsets, self.out_words, strict=True)]
+        ctas = self.ctas_per_case
+        return [image[o:o + 4 * n * ctas].view(np.uint32).copy()
+                for o, n in zip(self.out_offsets, self.out_words, strict=True)]
 
     def status_words(self, image: np.ndarray) -> np.ndarray:
         size = self.ncases * self.ctas_per_case * STATUS_WORDS * 4
@@ -159,7 +165,7 @@ def plan_arena(case_records: bytes, buffers: Sequence[CaseBuffers], ctas_per_cas
         if buf.out_words < 0:
             raise ValueError(f"out_words expects a count >= 0, but got {buf.out_words}")
         out_offsets.append(offset)
-        offset = _align(offset + 4 * buf.out_words)
+        offset = _align(offset + 4 * buf.out_words * ctas_per_case)
     status_offset = offset
     total = _align(status_offset + ncases * ctas_per_case * STATUS_WORDS * 4)
     return ArenaPlan(base, ncases, ctas_per_case, tuple(in_offsets), tuple(out_offsets),

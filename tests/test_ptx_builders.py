@@ -5,7 +5,7 @@ import struct
 
 import pytest
 
-from generators.inputs import case_record, synthesize
+from generators.inputs import Untestable, case_record, synthesize
 from generators.params import Case
 from generators.ptx import hooks
 from generators.ptx import record as R
@@ -96,7 +96,8 @@ def test_kernels_keyed_by_spelling():
     default = cases("smoke", families=["mma"])
     by_instr = {}
     for c in default:
-        by_instr.setdefault(c.instruction, set()).add(c.kernel.name)
+        if c.kernel.ptx_version is None:     # forced-version negative kernels have their own identity
+            by_instr.setdefault(c.instruction, set()).add(c.kernel.name)
     assert all(len(v) == 1 for v in by_instr.values())
 
 
@@ -145,7 +146,11 @@ def test_inputs_for_every_smoke_case(smoke):
     for case in smoke:
         if not case.legal:
             continue
-        inputs = synthesize(case)
+        try:
+            inputs = synthesize(case)
+        except Untestable as exc:          # named reason (docs/execute.md); the harness skips it
+            assert str(exc)
+            continue
         rec = R.unpack_case_record(case_record(case, inputs))
         assert rec["smem_bytes"] <= R.SMEM_CAPACITY
         assert rec["out_words"] == inputs.out_words > 0

@@ -36,10 +36,14 @@ from generators.variants.common import (
     targets_for,
 )
 from reference import tables as T
+from reference.block_scaling import check_scale_ids
 from reference.instr_descriptor import InstrDescriptor
+from reference.smem_choice import choose_layout
 
 COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
-DOL_PATTERNS = ("zero", "odd_lanes", "warp1")            # disable-output-lane masks (runtime)
+# disable-output-lane masks (runtime; words in generators/inputs/mma.py): none, every odd lane,
+# lanes 32-63 of the issuing CTA, lanes 96-127 of the last CTA (the peer with cta_group::2)
+DOL_PATTERNS = ("zero", "odd_lanes", "warp1", "last_warp")
 ZCM_PATTERNS = ("off", "example2", "example4")           # zero-column masks after §9.7.16.4.3 examples
 NEGATE = ("none", "a", "b", "ab")
 KERNEL_AXES = ("a_operand", "collector", "ashift", "dol", "scale_input_d", "zcm", "scale_vec")
@@ -132,17 +136,35 @@ def features(base: Base, r: dict) -> tuple[str, ...]:
     return spelling(base.row, r).features() + extra
 
 
+@lru_cache(maxsize=None)
+def tile_layout_ok(layout: str, dtype: str, kind: str, k: int) -> bool:
+    """Whether an operand tile with ``k`` elements along K has a canonical layout in ``layout``
+    (reference.smem_choice: a K-major swizzled row holds at most one swizzle row of K, §9.7.16.3.1.2,
+    docs/layouts.md decision 5 -- e.g. the 64-byte K of sparse B does not fit a 32B swizzle row)."""
+    swizzle, major = parse_layout(layout)
+    return spec_ok(lambda: choose_layout(major, swizzle, dtype, 8, k, kind=kind))
+
+
 def _valid(base: Base, r: dict) -> bool:
     row, c = base.row, base.combo
     if r["a_operand"] != "tmem" and r["a_operand"] not in operand_layouts(c.a_type):
         return False
     if r["b_layout"] not in operand_layouts(c.b_type):
         return False
+    k_a = row.k // 2 if row.sparse else row.k
+    if r["a_operand"] != "tmem" and not tile_layout_ok(r["a_operand"], c.a_type, row.kind, k_a):
+        return False
+    if not tile_layout_ok(r["b_layout"], c.b_type, row.kind, row.k):
+        return False
     if r["ashift"] and base.m not in (128, 256):       # ".ashift is only allowed with M = 128 or M = 256"
         return False
     if c.scale_type is not None:
         vec = r["scale_vec"] or T.DEFAULT_SCALE_VEC[row.kind]
         if vec is None or not spec_ok(lambda: T.scale_factor_count(row.kind, vec, row.k, c.scale_type)):
+            return False
+        # §9.7.16.10.7.2-3: the scale factor ids a scale vector size allows (e.g. 4X: SFA_ID must be 0)
+        sf = T.scale_factor_count(row.kind, vec, row.k, c.scale_type)
+        if not spec_ok(lambda: check_scale_ids(row.kind, sf, *r["scale_ids"])):
             return False
     if not spec_ok(lambda: descriptor(base, r).check_legal(row.cta_group, row.ws)):
         return False

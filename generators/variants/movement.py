@@ -13,6 +13,8 @@ from generators.params import Case, Params
 from generators.ptx import movement as M
 from generators.variants.common import make_case
 from reference import tables as T
+from reference.tmem import COLUMNS
+from reference.tmem_fragments import fragment_map
 
 ALLOC_NCOLS = (32, 64, 128, 256, 512)        # "power of 2 ... within the range [32, 512]"
 CP_SHAPES = (("128x256b", None), ("4x256b", None), ("128x128b", None), ("64x128b", "warpx2::02_13"),
@@ -21,9 +23,19 @@ CP_DECOMPRESS = (None, "b6x16_p32", "b4x16_p64")
 TMEM_COLUMNS = (0, 64, 128, 200)
 
 
-def _pick(level: str, items: list, every: int) -> list:
-    """smoke keeps every ``every``-th item (and the first); other levels keep all."""
-    return items if level != "smoke" else [x for i, x in enumerate(items) if i % every == 0]
+def _pick(level: str, items: list, every: int, key=None) -> list:
+    """smoke keeps every ``every``-th item (and the first), plus the first item of every ``key``
+    value (e.g. each ld/st shape) the stride missed; other levels keep all."""
+    if level != "smoke":
+        return items
+    keep = {i for i in range(len(items)) if i % every == 0}
+    if key is not None:
+        seen = {key(items[i]) for i in keep}
+        for i, x in enumerate(items):
+            if key(x) not in seen:
+                seen.add(key(x))
+                keep.add(i)
+    return [x for i, x in enumerate(items) if i in keep]
 
 
 def alloc_cases(level: str) -> list[Case]:
@@ -50,9 +62,17 @@ def _ldst_shapes(op: str, red: bool = False):
                 yield shape, num
 
 
-def _runtime(i: int, shape: str) -> dict:
+def _runtime(i: int, shape: str, width: int = 1) -> dict:
+    """Lane base and TMEM column of case i: the columns cycle, skipping one where the
+    instruction's ``width`` columns would pass the last column (§9.7.16.1: 512 columns)."""
     lane = 16 if (shape.startswith("16x") and i % 2) else 0
-    return {"column": TMEM_COLUMNS[i % len(TMEM_COLUMNS)], "lane_offset": lane}
+    cols = [TMEM_COLUMNS[(i + j) % len(TMEM_COLUMNS)] for j in range(len(TMEM_COLUMNS))]
+    return {"column": next((c for c in cols if c + width <= COLUMNS), 0), "lane_offset": lane}
+
+
+def _width(shape: str, num: int, pack: bool, imm: int | None, op: str) -> int:
+    """Columns a tcgen05.ld/st spans from its address (reference fragment map, §9.7.16.2.3.1)."""
+    return fragment_map(shape, num, pack=pack, half_split=imm, op=op).columns
 
 
 def _suffix(rt: dict) -> str:
@@ -62,11 +82,11 @@ def _suffix(rt: dict) -> str:
 def ld_cases(level: str) -> list[Case]:
     out = []
     items = [(s, n, p) for s, n in _ldst_shapes("ld") for p in (False, True)]
-    for i, (shape, num, pack) in enumerate(_pick(level, items, 15)):
+    for i, (shape, num, pack) in enumerate(_pick(level, items, 15, key=lambda x: x[0])):
         imm = num if shape == "16x32bx2" else None
         instr = M.ld_instruction(shape, num, pack, imm)
         kernel = M.ld_kernel(instr, T.ldst_registers(shape, num))
-        rt = _runtime(i, shape)
+        rt = _runtime(i, shape, _width(shape, num, pack, imm, "ld"))
         cid = instr.split(" ")[0] + (f".imm{imm}" if imm is not None else "") + _suffix(rt)
         out.append(make_case(cid, "ld", "9.7.16.8.3", kernel,
                              Params.of(shape=shape, num=num, pack=pack, imm=imm, registers=T.ldst_registers(shape, num), **rt),
@@ -77,11 +97,11 @@ def ld_cases(level: str) -> list[Case]:
 def st_cases(level: str) -> list[Case]:
     out = []
     items = [(s, n, u) for s, n in _ldst_shapes("st") for u in (False, True)]
-    for i, (shape, num, unpack) in enumerate(_pick(level, items, 15)):
+    for i, (shape, num, unpack) in enumerate(_pick(level, items, 15, key=lambda x: x[0])):
         imm = num if shape == "16x32bx2" else None
         regs = T.ldst_registers(shape, num, op="st")
         instr = M.st_instruction(shape, num, unpack, imm)
-        rt = _runtime(i, shape)
+        rt = _runtime(i, shape, _width(shape, num, unpack, imm, "st"))
         cid = instr.split(" ")[0] + (f".imm{imm}" if imm is not None else "") + _suffix(rt)
         out.append(make_case(cid, "st", "9.7.16.8.4", M.st_kernel(instr, regs),
                              Params.of(shape=shape, num=num, unpack=unpack, imm=imm, registers=regs, **rt),
@@ -98,7 +118,7 @@ def ld_red_cases(level: str) -> list[Case]:
         imm = num if shape == "16x32bx2" else None
         instr = M.ld_red_instruction(shape, num, redop, dtype, abs_, nan, imm)
         regs = T.ldst_registers(shape, num)
-        rt = _runtime(i, shape)
+        rt = _runtime(i, shape, _width(shape, num, False, imm, "ld"))
         cid = instr.split(" ")[0] + (f".imm{imm}" if imm is not None else "") + _suffix(rt)
         out.append(make_case(cid, "ld.red", "9.7.16.8.3", M.ld_kernel(instr, regs, red=True),
                              Params.of(shape=shape, num=num, redop=redop, type=dtype, abs=abs_, nan=nan, imm=imm,

@@ -1,0 +1,100 @@
+"""Execution tier on the simulated device, outside pytest: cases/s per family and overall.
+
+    python3 benchmarks/sim_execute.py --level default [--family mma] [--limit 400] [--batch 64]
+
+Runs the same path as ``pytest -m execute --device sim``: cases grouped by kernel, inputs
+synthesized, one simulator launch per batch (``conformance.execute_batch.ExecutionService``), the
+expected sections computed and compared. ``--limit N`` keeps about N cases: whole kernel groups
+(so batches stay as large as in a full run), evenly spread over the level (default: ~17,000 cases). Prints one line per family, then ``cases/s`` last.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from conformance import execute_batch as EB  # noqa: E402
+from conformance.compare import ComparisonFailure  # noqa: E402
+from conformance.device import check_status  # noqa: E402
+from conformance.execute import execution_cases  # noqa: E402
+from conformance.execute_compare import compare_case  # noqa: E402
+from conformance.oracles import expected  # noqa: E402
+from conformance.sim import SimDevice  # noqa: E402
+
+
+class _Config:
+    def __init__(self, level: str, families: list[str]) -> None:
+        self.opts = {"--level": level, "--section": [], "--family": families}
+
+    def getoption(self, name: str):
+        return self.opts.get(name)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--level", default="default", choices=("smoke", "default", "exhaustive"))
+    ap.add_argument("--family", action="append", default=[])
+    ap.add_argument("--limit", type=int, default=0, help="evenly spread sample of at most N cases (0: all)")
+    ap.add_argument("--batch", type=int, default=64, help="cases per launch (the simulator runs 32 CTAs at once)")
+    ap.add_argument("-k", dest="keyword", default="", help="only cases whose ID contains this text")
+    ap.add_argument("--copies", type=int, default=1,
+                    help="run each case this many times (own IDs and inputs, one kernel): full batches")
+    args = ap.parse_args(argv)
+    families = args.family or ["alloc", "ld", "ld.red", "st", "wait", "cp", "shift", "mma", "mma.sp", "mma.ws",
+                               "mma.ws.sp", "fence", "commit", "sync", "warp.mma.sp"]
+    xcases = execution_cases(_Config(args.level, families), families)
+    if args.limit and len(xcases) > args.limit:          # whole kernel groups, evenly spread
+        by_kernel: dict[str, list] = defaultdict(list)
+        for xc in xcases:
+            by_kernel[xc.case.kernel.name].append(xc)
+        groups_list = list(by_kernel.values())
+        step = len(xcases) / args.limit
+        xcases = [xc for i, g in enumerate(groups_list) if int(i / step) != int((i + 1) / step) or step < 1 for xc in g]
+    if args.keyword:
+        xcases = [xc for xc in xcases if args.keyword in xc.case_id]
+    if args.copies > 1:
+        xcases = [EB.ExecCase(replace(xc.case, case_id=f"{xc.case.case_id}.copy{i}"), xc.mode)
+                  for xc in xcases for i in range(args.copies)]
+    svc = EB.ExecutionService(None, SimDevice())
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    for xc in xcases:
+        groups[(xc.case.kernel.name, svc.target_for(xc.case))].append(xc)
+    stats: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])      # cases, pass, other, seconds
+    start = time.perf_counter()
+    for (_, target), members in groups.items():
+        for i in range(0, len(members), args.batch):
+            part = members[i:i + args.batch]
+            t0 = time.perf_counter()
+            runs = svc.launch(part, target)
+            for xc in part:
+                run = runs[xc.case_id]
+                ok = run.error is None and run.skip is None and check_status(xc.case_id, run.status) is None
+                if ok:
+                    try:
+                        compare_case(expected(xc.case, run.inputs, mode=xc.mode), run.outputs, section_id="", case_id="",
+                                     repro="")
+                    except ComparisonFailure:
+                        ok = False
+                s = stats[xc.case.family]
+                s[0] += 1
+                s[1 if ok else 2] += 1
+            stats[part[0].case.family][3] += time.perf_counter() - t0
+    total = time.perf_counter() - start
+    for fam, (n, ok, other, secs) in sorted(stats.items()):
+        print(f"{fam:12s} {int(n):6d} cases  {int(ok):6d} pass  {int(other):4d} other  {secs:8.1f} s  {n / secs if secs else 0:8.1f} cases/s")
+    n = sum(int(s[0]) for s in stats.values())
+    print(f"{n} cases in {total:.1f} s on one core ({svc.launches} launches)")
+    print(f"cases/s {n / total:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

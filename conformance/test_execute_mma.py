@@ -1,0 +1,21 @@
+"""Execution tier, PTX ISA §9.7.16.10: tcgen05.mma, .mma.sp, .mma.ws, .mma.ws.sp (+ numerics companions).
+
+Every legal case of the level runs on the device (``--device cuda|sim``; batched per kernel) and
+its outputs are compared with the reference's expected values (docs/execute.md). Test IDs are
+case IDs. Without a device of a case's target every case skips as NotSupported.
+"""
+
+import pytest
+
+from conformance.execute import check_case, parametrize_cases
+
+pytestmark = pytest.mark.execute
+FAMILIES = ('mma', 'mma.sp', 'mma.ws', 'mma.ws.sp')
+
+
+def pytest_generate_tests(metafunc):
+    parametrize_cases(metafunc, FAMILIES)
+
+
+def test_executes(xcase, request):
+    check_case(xcase, request)

@@ -1,0 +1,291 @@
+"""Inputs of tcgen05.mma{.sp}{.ws} cases: logical operands, then their placement (§9.7.16.10).
+
+Logical operands (codes, ``values.py``): A (M x K, sparse: M x K/2 + metadata nibbles), B
+(K x (N + column shift)), C = D before the MMA (M x N), scale factors (M x SF, SF x N). Placement,
+through the reference's writers only:
+
+* A / B in shared memory: ``reference.smem_choice.choose_layout`` with the case's layout axes and
+  ``reference.smem_image.pack``; each CTA of a pair stages its M/2 rows of A and N/2 columns of B
+  at the same relative addresses (one descriptor per case);
+* A, metadata, scale factors in Tensor Memory: ``reference.tmem_mma_operands``;
+* C in the D region: ``reference.datapath_layouts.d_placement``. The whole D region is preloaded
+  (cells D does not cover hold random words), so every read-back word has a defined expected value.
+
+Tensor Memory columns (of the 512-column allocation): D 0, A 256, SFA 384, SFB 416, metadata 448.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from generators.inputs import values as V
+from generators.inputs.block import InBlocks, Preloads, Staging, tile_start
+from generators.inputs.types import NUMERICS, CaseInputs, TmemRegion, Untestable
+from generators.ptx import record as R
+from generators.variants.common import parse_layout
+from reference import sparsity as SP
+from reference import tables as T
+from reference import tmem_mma_operands as TO
+from reference.datapath_layouts import columns_used, d_placement, layout_for
+from reference.errors import SpecError
+from reference.mma_qualifiers import MmaOp
+from reference.smem_choice import choose_layout
+from reference.smem_layout import element_storage
+from reference.zero_column_mask import ZeroColumnMaskDescriptor
+
+D_COL, A_COL, SFA_COL, SFB_COL, META_COL = 0, 256, 384, 416, 448
+LANES = 128
+# disable-output-lane words (word i of n; bit b of the vector = lane b % 128 of CTA b // 128)
+DOL_PATTERNS = {"zero": lambda i, n: 0, "odd_lanes": lambda i, n: 0xAAAAAAAA,
+                "warp1": lambda i, n: 0xFFFFFFFF if i == 1 else 0,
+                "last_warp": lambda i, n: 0xFFFFFFFF if i == n - 1 else 0}
+# §9.7.16.4.3 worked examples 2 and 4 (skip 2, use 3; example 4 with start counts and shift 2)
+ZCM = {
+    "off": ZeroColumnMaskDescriptor(),
+    "example2": ZeroColumnMaskDescriptor(non_zero_mask=True, skip_span=2, use_span=3),
+    "example4": ZeroColumnMaskDescriptor(start_count=(0, 1, 2, 1), first_span=(1, 1, 0, 0), non_zero_mask=True,
+                                         skip_span=2, use_span=3, column_shift=2),
+}
+ORDERED_2_4 = np.array(sorted(SP.ORDERED_NIBBLES), dtype=np.uint8)     # never the ambiguous 0b0110
+TF32_NIBBLES = np.array(sorted(SP.TF32_NIBBLES), dtype=np.uint8)
+
+
+@dataclass(frozen=True)
+class MmaLogical:
+    """The logical operands of one MMA case (what ``reference.mma_semantics.mma`` takes)."""
+
+    op: MmaOp
+    a: np.ndarray                      # M x K codes (sparse: M x K/2)
+    b: np.ndarray                      # K x (N + column shift) codes
+    c: np.ndarray                      # M x N codes of the D type (D before the MMA)
+    meta: np.ndarray | None = None     # M x K/chunk nibbles
+    scale_a: np.ndarray | None = None  # M x SF codes
+    scale_b: np.ndarray | None = None  # SF x N codes
+    lane_offset: int = 0
+
+
+def mma_op(p) -> MmaOp:
+    """The value-relevant qualifiers of a case (``reference.mma_qualifiers.MmaOp``)."""
+    neg = p["negate"]
+    dol = None
+    if p["dol"] is not None:
+        dol = tuple(DOL_PATTERNS[p["dol"]](i, 4 * p["cta_group"]) for i in range(4 * p["cta_group"]))
+    return MmaOp(kind=p["kind"], a_type=p["a_type"], b_type=p["b_type"], d_type=p["d_type"], m=p["m"], n=p["n"],
+                 sparse=p["sparse"], ws=p["ws"], cta_group=p["cta_group"], k96=p["k"] == 96,
+                 scale_type=p["scale_type"], scale_vec=p["scale_vec"], a_scale_id=p["scale_ids"][0],
+                 b_scale_id=p["scale_ids"][1], negate_a=neg in ("a", "ab"), negate_b=neg in ("b", "ab"),
+                 saturate=p["saturate"], enable_input_d=p["enable_input_d"], scale_input_d=p["scale_input_d"] or 0,
+                 ashift=p["ashift"], sparsity_selector=p["selector"], max_shift=p["max_shift"],
+                 disable_output_lane=dol, zero_column_mask=ZCM[p["zcm"]] if p["zcm"] is not None else None)
+
+
+# -- logical operands ------------------------------------------------------------------------------
+
+def _metadata(kind: str, rows: int, chunks: int, rng) -> np.ndarray:
+    pool = TF32_NIBBLES if SP.pattern_for_kind(kind).kept == 1 else ORDERED_2_4
+    return rng.choice(pool, size=(rows, chunks))
+
+
+def _accumulator(op: MmaOp, rng, mode: str) -> np.ndarray:
+    shape = (op.m, op.n)
+    if op.d_type == "s32":
+        c = rng.integers(-64, 65, size=shape).astype(np.int64)
+        if op.saturate:       # some accumulators next to the s32 limits, so that saturation shows
+            near = rng.random(shape) < 0.25
+            c = np.where(near, np.where(rng.random(shape) < 0.5, (1 << 31) - 1 - c % 50, -(1 << 31) + c % 50), c)
+        return (c & 0xFFFFFFFF).astype(np.uint64)
+    if mode == NUMERICS:
+        vals = rng.standard_normal(shape) * 4.0
+        return V.element_codes(op.d_type, np.asarray(vals, dtype=np.float16 if op.d_type == "f16" else np.float32))
+    limit = 8.0
+    exp = op.scale_input_d if op.enable_input_d else 0
+    if op.d_type == "f16" and exp:
+        limit = 1.75            # C * 2^15 must stay below the f16 maximum (65504)
+    return V.element_codes(op.d_type, V.accumulator_values(shape, rng, limit=limit, scale_exp=exp))
+
+
+def _numerics_codes(fmt: str, shape, rng) -> np.ndarray:
+    """Random finite codes (numerics companions: every mantissa bit in play)."""
+    from reference import formats as F
+    f = F.get_format(fmt)
+    bits = f.bits if f.bits < 8 else f.container_bits       # 4/6-bit codes; tf32: its 32-bit container
+    codes = rng.integers(0, 1 << bits, size=shape, dtype=np.uint64)
+    vals = F.decode(fmt, codes)
+    ok = np.isfinite(vals)
+    return np.where(ok, codes, np.uint64(0)).astype(np.uint64)
+
+
+def logical_operands(op: MmaOp, rng, mode: str) -> MmaLogical:
+    k, shift = op.k, op.column_shift
+    ks = k // 2 if op.sparse else k
+    pool = V.NARROW if op.d_type == "f16" else V.WIDE
+    if mode == NUMERICS:
+        a = _numerics_codes(op.a_type, (op.m, ks), rng)
+        b = _numerics_codes(op.b_type, (k, op.n + shift), rng)
+    else:
+        a = V.element_codes(op.a_type, V.element_values(op.a_type, (op.m, ks), rng, pool), rng, tf32_noise=True)
+        b = V.element_codes(op.b_type, V.element_values(op.b_type, (k, op.n + shift), rng, pool), rng, tf32_noise=True)
+    meta = _metadata(op.kind, op.m, k // SP.pattern_for_kind(op.kind).chunk, rng) if op.sparse else None
+    sa = sb = None
+    if op.block_scaled:
+        sf = op.scale_factors
+        sa = V.scale_codes(op.scale_type, (op.m, sf), rng, sign_noise=True)
+        sb = V.scale_codes(op.scale_type, (sf, op.n), rng, sign_noise=True)
+    c = _accumulator(op, rng, mode)
+    if mode == NUMERICS:
+        a, c = _numerics_rows(op, a, c, rng)
+    return MmaLogical(op, a, b, c, meta, sa, sb)
+
+
+def _numerics_rows(op: MmaOp, a: np.ndarray, c: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Numerics companions: row 0 of A zero and row 0 of C subnormal (D row 0 = C: subnormal
+    results), and a NaN in row 1 of A where its format has one (NaN results)."""
+    from reference import formats as F
+
+    a, c = a.copy(), c.copy()
+    a[0] = 0
+    sub = (1 << 10) if op.d_type == "f16" else (1 << 23)
+    c[0] = rng.integers(1, sub, size=c.shape[1]).astype(np.uint64)
+    codes, vals = (None, None)
+    if F.get_format(op.a_type).container_bits <= 16:
+        codes, vals = F.all_values(op.a_type)
+        nan = codes[np.isnan(vals)]
+    else:
+        nan = np.array([0x7FC00000], dtype=np.uint64)
+    if nan.size:
+        a[1, 0] = int(nan[0])
+    return a, c
+
+
+# -- placement -------------------------------------------------------------------------------------
+
+def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_mn_k: np.ndarray, rng) -> int:
+    """Place an mn x k operand tile in ``staging`` (``block.tile_start``); its descriptor."""
+    swizzle, major = parse_layout(layout_name)
+    mn, k = codes_mn_k.shape
+    storage = element_storage(dtype, kind)
+    start, pattern = tile_start(staging, swizzle, major, -(-k // storage.per_unit) * 16, rng)
+    try:
+        layout = choose_layout(major, swizzle, dtype, mn, k, start, kind=kind, pattern_start=pattern)
+    except SpecError as exc:
+        raise Untestable(f"no shared-memory layout for the {mn}x{k} {dtype} tile in {layout_name}: {exc}") from None
+    staging.place(layout, codes_mn_k)
+    return layout.descriptor().encode()
+
+
+def _rows_by_cta(layout, lane_offset: int):
+    """{cta: (lanes, row indices)} of the row-per-lane operands (A, metadata) (§9.7.16.10.5)."""
+    where = TO.row_lanes(layout, lane_offset)
+    return {c: (where[where[:, 0] == c, 1], np.nonzero(where[:, 0] == c)[0]) for c in range(layout.cta_group)}
+
+
+def _row_region(layout, cells: np.ndarray, ctas: int, rng, lane_offset: int = 0) -> list[np.ndarray]:
+    """Per-CTA ``[128, ncols]`` regions with row i of ``cells`` in the lane of D[i][0]."""
+    out = []
+    placed = _rows_by_cta(layout, lane_offset)
+    for c in range(ctas):
+        region = V.random_words(rng, (LANES, cells.shape[1]))
+        lanes, rows = placed[c]
+        region[lanes] = cells[rows]
+        out.append(region)
+    return out
+
+
+def _scale_region(codes: np.ndarray, scale_id: int, rng) -> np.ndarray:
+    """Scale factors at byte ``scale_id`` of their cells; the other bytes random (same in every quarter)."""
+    cells = TO.pack_scale_factors(codes, scale_id)
+    sf = codes.shape[1]
+    keep = np.uint32(sum(0xFF << (8 * (scale_id + s)) for s in range(sf)))
+    noise = np.tile(V.random_words(rng, (32, cells.shape[1])), (4, 1)) & ~keep
+    return cells | noise
+
+
+def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0) -> TmemRegion:
+    """The D region before the MMA: C at its data-path cells, random words elsewhere."""
+    layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
+    ncols = columns_used(layout, op.n)
+    before = V.random_words(rng, (op.cta_group, LANES, ncols))
+    where = d_placement(layout, op.n, lane_offset)
+    before[where[..., 0], where[..., 1], where[..., 2]] = np.asarray(c_codes, dtype=np.uint64).astype(np.uint32)
+    return TmemRegion(D_COL, before, np.ones(before.shape, dtype=bool))
+
+
+def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, preload_a: bool = True,
+              extra_smem=None) -> tuple[dict, InBlocks, Preloads, TmemRegion]:
+    """Record fields, in blocks and preloads of an MMA (shared with the synchronization patterns).
+
+    ``preload_a=False``: A in Tensor Memory is left to the kernel (a tcgen05.cp); ``extra_smem(staging)``
+    stages more shared memory after A and B and returns record fields.
+    """
+    op = logical.op
+    cg = op.cta_group
+    layout = layout_for(op.m, cg, sparse=op.sparse, ws=op.ws)
+    mc, nc = op.m // cg, op.n // cg
+    blocks = blocks or InBlocks(cg)
+    rec: dict = {"idesc": p["idesc"], "tm_d": D_COL, "tm_a": A_COL, "tm_sfa": SFA_COL, "tm_sfb": SFB_COL,
+                 "tm_meta": META_COL, "flags": R.FLAG_ENABLE_INPUT_D if op.enable_input_d else 0}
+    stagings = [Staging() for _ in range(cg)]
+    tile_seed = int(rng.integers(1 << 31))
+    for c, st in enumerate(stagings):
+        tiles = np.random.default_rng(tile_seed)       # the same placement in every CTA (one descriptor)
+        if p["a_operand"] != "tmem":
+            rec["a_desc"] = _smem_tile(st, p["a_operand"], op.a_type, op.kind, logical.a[c * mc:(c + 1) * mc], tiles)
+        cols = slice(c * nc, (c + 1) * nc) if cg == 2 else slice(None)
+        rec["b_desc"] = _smem_tile(st, p["b_layout"], op.b_type, op.kind, logical.b[:, cols].T, tiles)
+        if extra_smem is not None:
+            rec.update(extra_smem(st))
+    smem = [st.padded() for st in stagings]
+    rec["smem_bytes"] = max(len(s) for s in smem)
+    rec["smem_src"] = blocks.add([s + b"\0" * (rec["smem_bytes"] - len(s)) for s in smem], align=1024)
+    pre = Preloads(blocks)
+    region = d_region(op, logical.c, rng, logical.lane_offset)
+    pre.add(D_COL, list(region.before))
+    if p["a_operand"] == "tmem" and preload_a:
+        pre.add(A_COL, _row_region(layout, TO.pack_a(op.kind, op.a_type, logical.a), cg, rng))
+    if op.sparse:
+        cells = TO.pack_metadata(op.kind, logical.meta, 0 if op.block_scaled else op.sparsity_selector)
+        garbage = V.random_words(rng, cells.shape)
+        first, _ = TO.metadata_cells(op.kind, 0 if op.block_scaled else op.sparsity_selector)
+        cells[:, :first] = garbage[:, :first]          # sub-columns the selector does not pick
+        pre.add(META_COL, _row_region(layout, cells, cg, rng))
+    if op.block_scaled:
+        pre.add(SFA_COL, [_scale_region(logical.scale_a[c * mc:(c + 1) * mc], op.a_scale_id, rng) for c in range(cg)])
+        sfb = _scale_region(logical.scale_b.T, op.b_scale_id, rng)
+        pre.add(SFB_COL, [sfb] * cg)
+    rec["preload"] = pre.record()
+    rec["readback"] = [D_COL, region.ncols]
+    if op.disable_output_lane is not None:
+        rec["dol"] = list(op.disable_output_lane)
+    if op.zero_column_mask is not None:
+        rec["zcm_desc"] = op.zero_column_mask.encode()
+    return rec, blocks, pre, region
+
+
+def untestable_reason(p) -> str | None:
+    """Why an MMA case cannot get a defined expected result, or None."""
+    if p["k"] == 96:
+        return ("K = 96 (scale_vec 3X/6X, sm_103a): the Tensor Memory layout of its scale factors is not modelled "
+                "(reference.tmem_mma_operands; Figures 234-239 missing)")
+    return None
+
+
+def mma_inputs(case, rng, mode: str) -> CaseInputs:
+    p = case.params
+    why = untestable_reason(p)
+    if why:
+        raise Untestable(why)
+    op = mma_op(p)
+    if T.mma_k(op.kind, op.sparse, k96=op.k96) != p["k"]:
+        raise Untestable(f"case K {p['k']} differs from Table 39's K for kind::{op.kind}")
+    logical = logical_operands(op, rng, mode)
+    rec, blocks, _, region = place_mma(p, logical, rng)
+    decisions = ()
+    if op.sparse:
+        decisions += ("sparsity metadata in Tensor Memory (reference.tmem_mma_operands)",)
+    if op.block_scaled:
+        decisions += ("scale factors in Tensor Memory: CUTLASS tmem_sf_frg (reference.tmem_mma_operands)",)
+    if p["a_operand"] == "tmem":
+        decisions += ("A in Tensor Memory: row i in the lane of D[i][0] (reference.tmem_mma_operands)",)
+    return CaseInputs(rec, blocks.blocks(), LANES * region.ncols, {"mma": logical, "region": region}, decisions)

@@ -1,0 +1,97 @@
+"""Exact-by-construction operand values: small numbers with few significant bits.
+
+The semantic tier compares device results bit for bit, so its inputs are chosen to make every
+product and every partial sum of an MMA exact in the accumulator (f32: 24 significant bits; f16:
+11), whatever the order of accumulation (PTX ISA §9.7.14.5.14 "Precision and rounding": any order,
+at least single precision). Then the spec model's tolerance is 0 and the hardware model agrees to
+the bit, so a mismatch is a real bug, never a rounding question (the oracle checks both).
+
+Pools (values, not codes; every one is exact in every operand format of its kind):
+
+    WIDE     +-{0.5, 1, 1.5, 2, 3}        products on the 1/4 grid, |p| <= 9
+    NARROW   +-{0.5, 1, 1.5, 2}           for f16 accumulators: |sum| stays below 2^9 = 2^(11-2)
+    u8 1..7, s8 +-1..4, s4 +-1..3, u4 1..5
+    scales   ue8m0 2^-1, 2^0, 2^1 (codes 126..128); ue4m3 0.5, 1, 2
+
+Subnormal values of a format are left out (0.5 is subnormal in e2m1 and e2m3: the spec model
+leaves subnormal inputs open). Zero is never drawn for A/B (the sign of an all-zero sum is the one place IEEE and the published
+hardware model differ), nor -0 for C. tf32 codes get random bits in their low 13 container bits
+when ``tf32_noise`` is set: the format has 10 mantissa bits, the container's low 13 are not part of
+the value (shared/spec/NOTES.md item 10; ``reference.formats`` ignores them on decode).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reference import formats as F
+
+WIDE = (0.5, 1.0, 1.5, 2.0, 3.0)
+NARROW = (0.5, 1.0, 1.5, 2.0)
+C_GRID = 0.25                      # accumulator values: multiples of 1/4
+INT_POOLS = {"u8": (1, 7), "s8": (-4, 4), "u4": (1, 5), "s4": (-3, 3)}
+SCALE_VALUES = {"ue8m0": (0.5, 1.0, 2.0), "ue4m3": (0.5, 1.0, 2.0)}
+UE4M3_IGNORED_BIT = 0x80           # reference.formats: the sign bit of the unsigned ue4m3 is ignored
+
+
+def is_integer_type(fmt: str) -> bool:
+    return fmt in ("u8", "s8", "u4", "s4", "s32")
+
+
+def element_values(fmt: str, shape, rng: np.random.Generator, pool=WIDE) -> np.ndarray:
+    """float64 values (integers for integer types) drawn from the pool of ``fmt``, never zero."""
+    if fmt in INT_POOLS:
+        lo, hi = INT_POOLS[fmt]
+        vals = rng.integers(lo, hi + 1, size=shape)
+        return np.where(vals == 0, 1, vals).astype(np.float64)
+    fmt_info = F.get_format(fmt)
+    normal = [v for v in pool if v >= 2.0 ** (1 - fmt_info.bias)]    # no subnormal inputs: the spec model
+    mags = rng.choice(np.asarray(normal, dtype=np.float64), size=shape)   # leaves their handling open
+    signs = rng.choice(np.array([-1.0, 1.0]), size=shape)
+    return mags * signs
+
+
+def element_codes(fmt: str, values, rng: np.random.Generator | None = None, *, tf32_noise: bool = False) -> np.ndarray:
+    """uint64 codes of exactly representable ``values`` (raises if one is not)."""
+    vals = np.asarray(values, dtype=np.float64)
+    if not F.is_representable(fmt, vals).all():
+        bad = vals[~F.is_representable(fmt, vals)]
+        raise ValueError(f"value pool expects values exact in {fmt}, but got {bad[:4].tolist()}")
+    codes = F.encode(fmt, vals).astype(np.uint64)
+    if fmt == "tf32" and tf32_noise and rng is not None:
+        codes |= rng.integers(0, 1 << 13, size=codes.shape).astype(np.uint64)
+    return codes
+
+
+def accumulator_values(shape, rng: np.random.Generator, *, limit: float = 8.0, scale_exp: int = 0) -> np.ndarray:
+    """C values on the 1/4 grid in [-limit, limit] (never -0), times 2^scale_exp.
+
+    ``scale_exp`` = scale-input-d: the MMA uses C * 2^-s, which lands back on the 1/4 grid.
+    """
+    steps = int(limit / C_GRID)
+    k = rng.integers(-steps, steps + 1, size=shape)
+    return k.astype(np.float64) * C_GRID * (2.0 ** scale_exp)
+
+
+def scale_codes(scale_type: str, shape, rng: np.random.Generator, *, sign_noise: bool = False) -> np.ndarray:
+    """uint8 scale-factor codes of powers of two near 1 (ue4m3: optionally with bit 7 set)."""
+    vals = rng.choice(np.asarray(SCALE_VALUES[scale_type]), size=shape)
+    codes = F.encode(scale_type, vals).astype(np.uint8)
+    if scale_type == "ue4m3" and sign_noise:
+        codes |= (rng.integers(0, 2, size=shape) * UE4M3_IGNORED_BIT).astype(np.uint8)
+    return codes
+
+
+def random_words(rng: np.random.Generator, shape) -> np.ndarray:
+    """uint32 random bit patterns (data-movement cases: any bits are exact)."""
+    return rng.integers(0, 1 << 32, size=shape, dtype=np.uint64).astype(np.uint32)
+
+
+def distinct_f32_words(rng: np.random.Generator, shape) -> np.ndarray:
+    """Finite nonzero f32 bit patterns of distinct magnitudes within a row (ld.red: no ties, no
+    NaN, no zeros -- the orderings the text leaves to decisions), random signs."""
+    shape = tuple(shape)
+    rows, cols = int(np.prod(shape[:-1])), shape[-1]
+    mags = np.stack([rng.permutation(np.arange(1, 4 * cols + 1))[:cols] for _ in range(rows)]).reshape(shape)
+    vals = mags.astype(np.float32) * np.float32(0.375) * rng.choice(np.array([-1, 1], dtype=np.float32), size=shape)
+    return vals.astype(np.float32).view(np.uint32)

@@ -1,0 +1,182 @@
+"""Input synthesis (``generators.inputs``): what the kernels receive is what the logical inputs say,
+checked through the reference's *readers* (written apart from the packers the synthesis uses), and
+the values are exact by construction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from generators.inputs import NUMERICS, Untestable, synthesize
+from generators.inputs.block import LANES
+from generators.ptx import record as R
+from generators.variants import cases
+from generators.variants.common import parse_layout
+from reference import formats as F
+from reference import sparsity as SP
+from reference import tmem_mma_operands as TO
+from reference.datapath_layouts import d_placement, layout_for
+from reference.smem_descriptor import SmemDescriptor
+from reference.smem_image import SmemImage, read
+
+pytestmark = pytest.mark.reference
+
+SMOKE = [c for c in cases("smoke") if c.legal]
+MMA = [c for c in SMOKE if c.family.startswith("mma")]
+
+
+def _testable(cs):
+    out = []
+    for c in cs:
+        try:
+            out.append((c, synthesize(c)))
+        except Untestable:
+            pass
+    return out
+
+
+MMA_INPUTS = _testable(MMA)
+
+
+def _block_words(inputs, cta, offset, count):
+    return np.frombuffer(inputs.in_blocks[cta], dtype="<u4", count=count, offset=offset)
+
+
+def _preloads(rec):
+    slots = rec["preload"] + [0] * (18 - len(rec["preload"]))
+    return {slots[i]: (slots[i + 1], slots[i + 2]) for i in range(0, 18, 3) if slots[i + 1]}
+
+
+def _region(inputs, rec, cta, column):
+    ncols, off = _preloads(rec)[column]
+    return _block_words(inputs, cta, off, LANES * ncols).reshape(LANES, ncols)
+
+
+def test_every_smoke_case_synthesizes_or_names_why():
+    reasons = set()
+    for c in SMOKE:
+        try:
+            inputs = synthesize(c)
+        except Untestable as exc:
+            reasons.add(str(exc).split(":")[0])
+            continue
+        assert len({len(b) for b in inputs.in_blocks}) == 1 and inputs.out_words > 0
+        assert len(inputs.in_blocks) == (c.kernel.cluster if c.family != "alloc" else c.params["cta_group"])
+    assert reasons <= {"K = 96 (scale_vec 3X/6X, sm_103a)", "warp-level block-scaled mma.sp (.kind"}, reasons
+
+
+def test_synthesis_is_deterministic():
+    for c in MMA[:6] + [c for c in SMOKE if c.family in ("ld", "cp", "warp.mma.sp")][:6]:
+        try:
+            a, b = synthesize(c), synthesize(c)
+        except Untestable:
+            continue
+        assert a.in_blocks == b.in_blocks and a.record == b.record
+
+
+@pytest.mark.parametrize("case,inputs", MMA_INPUTS[::3], ids=lambda x: getattr(x, "case_id", ""))
+def test_smem_operands_read_back_through_the_descriptor(case, inputs):
+    """A and B as ``reference.smem_image.read`` sees them from the record's descriptors."""
+    lg, p, rec = inputs.logical["mma"], case.params, inputs.record
+    op = lg.op
+    cg = op.cta_group
+    ks = op.k // 2 if op.sparse else op.k
+    for cta in range(cg):
+        smem = inputs.in_blocks[cta][rec["smem_src"]:rec["smem_src"] + rec["smem_bytes"]]
+        image = SmemImage(0, smem)
+        if p["a_operand"] != "tmem":
+            _, major = parse_layout(p["a_operand"])
+            got = read(image, SmemDescriptor.decode(rec["a_desc"]), op.m // cg, ks, op.a_type, major, kind=op.kind)
+            assert (got == lg.a[cta * op.m // cg:(cta + 1) * op.m // cg]).all()
+        _, major = parse_layout(p["b_layout"])
+        nc = op.n // cg + op.column_shift
+        got = read(image, SmemDescriptor.decode(rec["b_desc"]), nc, op.k, op.b_type, major, kind=op.kind)
+        want = lg.b[:, cta * nc:(cta + 1) * nc] if cg == 2 else lg.b
+        assert (got.T == want).all()
+
+
+@pytest.mark.parametrize("case,inputs", [ci for ci in MMA_INPUTS if ci[0].params["a_operand"] == "tmem"
+                                          or ci[0].params["sparse"] or ci[0].params["scale_type"]][::2],
+                         ids=lambda x: getattr(x, "case_id", ""))
+def test_tmem_operands_read_back(case, inputs):
+    """A, metadata and scale factors as ``reference.tmem_mma_operands.read_*`` sees them."""
+    lg, rec = inputs.logical["mma"], inputs.record
+    op = lg.op
+    layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
+    where = TO.row_lanes(layout)
+    ks = op.k // 2 if op.sparse else op.k
+    regions = {col: [_region(inputs, rec, c, col) for c in range(op.cta_group)] for col in _preloads(rec)}
+    rows = np.stack([regions_at(regions, rec["tm_a"], where, i) for i in range(op.m)]) if rec["tm_a"] in regions else None
+    if case.params["a_operand"] == "tmem":
+        assert (TO.read_a(op.kind, op.a_type, rows, ks) == lg.a).all()
+    if op.sparse:
+        cells = np.stack([regions_at(regions, rec["tm_meta"], where, i) for i in range(op.m)])
+        sel = 0 if op.block_scaled else op.sparsity_selector
+        chunks = op.k // SP.pattern_for_kind(op.kind).chunk
+        assert (TO.read_metadata(op.kind, cells, chunks, sel) == lg.meta).all()
+        assert not np.isin(lg.meta, [0b0110]).any()            # never the spec-ambiguous nibble
+    if op.block_scaled:
+        mc = op.m // op.cta_group
+        got = np.concatenate([TO.replicated(TO.read_scale_factors(regions[rec["tm_sfa"]][c], mc, op.scale_factors,
+                                                                  op.a_scale_id)) for c in range(op.cta_group)])
+        assert (got == lg.scale_a).all()
+        got_b = TO.replicated(TO.read_scale_factors(regions[rec["tm_sfb"]][0], op.n, op.scale_factors, op.b_scale_id))
+        assert (got_b.T == lg.scale_b).all()
+        values = F.decode(op.scale_type, lg.scale_a)
+        assert set(np.unique(values)) <= {0.5, 1.0, 2.0}
+
+
+def regions_at(regions, column, where, i):
+    return regions[column][where[i, 0]][where[i, 1]]
+
+
+def test_d_region_holds_c_at_the_data_path_cells():
+    for _case, inputs in MMA_INPUTS[::4]:
+        lg, region = inputs.logical["mma"], inputs.logical["region"]
+        op = lg.op
+        where = d_placement(layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws), op.n)
+        got = region.before[where[..., 0], where[..., 1], where[..., 2]]
+        assert (got == lg.c.astype(np.uint32)).all()
+        for cta in range(op.cta_group):
+            assert (_region(inputs, inputs.record, cta, 0) == region.before[cta]).all()
+
+
+def test_values_are_small_and_normal():
+    """Every A/B element is a nonzero normal number of at most 2 significant bits, |x| <= 3."""
+    for case, inputs in MMA_INPUTS:
+        lg = inputs.logical["mma"]
+        for fmt, codes in ((lg.op.a_type, lg.a), (lg.op.b_type, lg.b)):
+            v = F.decode(fmt, codes)
+            assert np.all(v != 0) and np.all(np.abs(v) <= 7 if fmt in ("u8", "s8") else np.abs(v) <= 3)
+            if fmt not in ("u8", "s8"):
+                mant, _ = np.frexp(np.abs(v))
+                assert np.all((mant * 4) == np.round(mant * 4)), case.case_id
+
+
+def test_k96_and_warp_block_scaled_are_untestable_with_a_reason():
+    k96 = [c for c in MMA if c.params["k"] == 96]
+    assert k96
+    with pytest.raises(Untestable, match="K = 96"):
+        synthesize(k96[0])
+    scaled = [c for c in SMOKE if c.family == "warp.mma.sp" and c.params["kind"] not in (None, "f8f6f4")]
+    with pytest.raises(Untestable, match="block-scaled"):
+        synthesize(scaled[0])
+
+
+def test_numerics_mode_has_full_mantissas_nan_and_subnormal_rows():
+    case = next(c for c, _ in MMA_INPUTS if c.params["kind"] == "f16" and c.params["d_type"] == "f32")
+    lg = synthesize(case, NUMERICS).logical["mma"]
+    assert (lg.a[0] == 0).all() and np.isnan(F.decode(lg.op.a_type, lg.a[1, :1])).all()
+    c0 = F.decode("f32", lg.c[0])
+    assert np.all((np.abs(c0) < 2.0 ** -126) & (c0 != 0))
+    with pytest.raises(ValueError, match="numerics expects an MMA case"):
+        synthesize(next(c for c in SMOKE if c.family == "ld"), NUMERICS)
+
+
+def test_record_fields_fit_the_abi():
+    for _case, inputs in MMA_INPUTS:
+        rec = inputs.record
+        assert rec["smem_bytes"] <= R.SMEM_CAPACITY and rec["smem_src"] % 1024 == 0
+        assert len(rec["preload"]) <= 18 and rec["readback"][1] * LANES == inputs.out_words
+        for col, (ncols, off) in _preloads(rec).items():
+            assert off + 4 * LANES * ncols <= len(inputs.in_block) and col + ncols <= 512
