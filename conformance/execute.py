@@ -39,7 +39,6 @@ from generators.inputs.mma import untestable_reason
 from generators.params import Case
 
 MMA_FAMILIES = ("mma", "mma.sp", "mma.ws", "mma.ws.sp")
-_SERVICES: dict[int, ExecutionService] = {}
 
 
 # -- which cases -----------------------------------------------------------------------------------
@@ -91,10 +90,16 @@ def parametrize_cases(metafunc, families: Sequence[str]) -> None:
 # -- one case ----------------------------------------------------------------------------------------
 
 def service(config, device) -> ExecutionService:
-    key = id(device)
-    if key not in _SERVICES:
-        _SERVICES[key] = ExecutionService(config, device)
-    return _SERVICES[key]
+    """The device's execution service, kept on the device object itself.
+
+    (Not in a dict keyed by ``id(device)``: a device of an earlier in-process session -- pytester
+    runs, the mutation score -- can be freed and its id reused by a new device, which would then
+    be handed the old device's cached batch results.)"""
+    svc = getattr(device, "_cts_execution_service", None)
+    if svc is None or svc.config is not config:
+        svc = ExecutionService(config, device)
+        device._cts_execution_service = svc
+    return svc
 
 
 def check_case(xcase: ExecCase, request) -> None:
