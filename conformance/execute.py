@@ -39,7 +39,7 @@ from generators.inputs.mma import untestable_reason
 from generators.params import Case
 
 MMA_FAMILIES = ("mma", "mma.sp", "mma.ws", "mma.ws.sp")
-_SERVICES: dict[int, ExecutionService] = {}
+_SERVICES = pytest.StashKey[dict]()
 
 
 # -- which cases -----------------------------------------------------------------------------------
@@ -91,10 +91,13 @@ def parametrize_cases(metafunc, families: Sequence[str]) -> None:
 # -- one case ----------------------------------------------------------------------------------------
 
 def service(config, device) -> ExecutionService:
-    key = id(device)
-    if key not in _SERVICES:
-        _SERVICES[key] = ExecutionService(config, device)
-    return _SERVICES[key]
+    """This session's service for ``device`` (kept in the config's stash: a later in-process
+    session never sees another session's items or results)."""
+    services = config.stash.setdefault(_SERVICES, {})
+    svc = services.get(id(device))
+    if svc is None or svc.device is not device:
+        svc = services[id(device)] = ExecutionService(config, device)
+    return svc
 
 
 def check_case(xcase: ExecCase, request) -> None:
