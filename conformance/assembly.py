@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import pytest
 
+from conformance.case_status import cts_case
 from conformance.toolchain import Assembler, Job, Result, Tool, find_ptxas, find_tool
 from generators.params import Case
 from generators.ptx.kernel import render
@@ -84,8 +85,15 @@ _SERVICES: dict[str, AssemblyService] = {}
 
 
 def toolchains(config) -> list[Tool]:
-    """ptxas toolchains from ``--ptxas`` (repeatable) or discovery; empty when none is found."""
-    return find_ptxas(config.getoption("--ptxas"))
+    """ptxas toolchains from ``--ptxas`` (repeatable) or discovery; empty when none is found.
+
+    The versions found are recorded as the run's toolchain in the outcome log."""
+    tools = find_ptxas(config.getoption("--ptxas"))
+    if tools:
+        from conformance.outcomes_plugin import set_run_info
+
+        set_run_info(config, toolchain="; ".join(f"ptxas {t.version}" for t in tools))
+    return tools
 
 
 def service(config, tool: Tool) -> AssemblyService:
@@ -143,4 +151,12 @@ def parametrize_cases(metafunc, families: Sequence[str]) -> None:
     """``pytest_generate_tests`` body shared by the test_assemble_* modules."""
     if "case" in metafunc.fixturenames:
         cs = selected_cases(metafunc.config, families)
-        metafunc.parametrize("case", cs, ids=[c.case_id for c in cs])
+        metafunc.parametrize("case", [pytest.param(c, id=c.case_id, marks=assembly_identity(c)) for c in cs])
+
+
+def assembly_identity(case: Case) -> pytest.MarkDecorator:
+    """Outcome-log identity of a case's assembly verdict: ``<case_id>.assemble`` (the execution
+    tier reports the plain case ID), its spec section, family and variant fields."""
+    return cts_case(case_id=f"{case.case_id}.assemble", section=case.section, family=case.family,
+                    tier="assemble", legal=case.legal, targets=",".join(case.targets),
+                    instruction=case.instruction, rule=case.rule)

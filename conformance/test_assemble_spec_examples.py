@@ -10,6 +10,7 @@ pseudocode statements (``...``) skip. The ptxas diagnostic of every example is r
 import pytest
 
 from conformance.assembly import toolchains
+from conformance.case_status import cts_case
 from conformance.spec_examples import PSEUDOCODE, Example, example_ptx, examples, spec_path
 from conformance.toolchain import Assembler, Job, find_tool
 
@@ -26,7 +27,10 @@ def _examples() -> list[Example]:
 def pytest_generate_tests(metafunc):
     if "example" in metafunc.fixturenames:
         exs = _examples()
-        metafunc.parametrize("example", exs, ids=[e.example_id for e in exs])
+        metafunc.parametrize("example", [
+            pytest.param(e, id=e.example_id, marks=cts_case(case_id=e.example_id, section=e.section, family="spec-example",
+                                                            tier="assemble", instruction=e.statement))
+            for e in exs])
 
 
 def _results(tool, exs):

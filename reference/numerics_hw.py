@@ -16,7 +16,8 @@ One fused dot-product-add step over L products (``t_fdpa`` / ``st_fdpa`` in the 
    zero to F fraction bits of 2^e_max: trunc(s * 2^(F + e - e_max)) * 2^-F.
 3. The truncated terms are summed exactly.
 4. The sum is rounded once to D: toward zero to f32 (subnormals kept) or to nearest-even to f16;
-   a result >= 2^128 (f32) or >= 65520 (f16, after rounding) is Inf. A zero result is +0.
+   a result >= 2^128 (f32) or >= 65520 (f16, after rounding) is Inf. A zero result is +0,
+   also when a nonzero sum rounds to zero.
 5. NaN anywhere (NaN operand, NaN scale, Inf * 0, Inf - Inf) gives the canonical NaN 0x7FFFFFFF
    (f32) / 0x7FFF (f16); otherwise an Inf operand gives that Inf.
 
@@ -109,7 +110,10 @@ def _bit_length(mag: np.ndarray) -> np.ndarray:
 
 
 def round_sum(s: np.ndarray, lsb_exp: np.ndarray, d_type: str, rounding: str) -> np.ndarray:
-    """float64 value of s * 2^lsb_exp rounded to D (rz / rne; subnormals kept; overflow -> Inf)."""
+    """float64 value of s * 2^lsb_exp rounded to D (rz / rne; subnormals kept; overflow -> Inf).
+
+    A result that rounds to zero is +0 whatever the sign of s (MMA-Sim adds +0.0 to every result).
+    """
     p, emin = D_PRECISION[d_type]
     mag = np.abs(s)
     msb = lsb_exp + _bit_length(mag) - 1
@@ -124,7 +128,7 @@ def round_sum(s: np.ndarray, lsb_exp: np.ndarray, d_type: str, rounding: str) ->
     value = np.where(drop > 0, np.ldexp(q.astype(np.float64), target), np.ldexp(mag.astype(np.float64), lsb_exp))
     limit = 2.0 ** 128 if d_type == "f32" else 65520.0
     value = np.where(value >= limit, np.inf, value)
-    return np.where(s < 0, -value, value)
+    return np.where((s < 0) & (value != 0), -value, value)
 
 
 def d_codes(values: np.ndarray, d_type: str) -> np.ndarray:

@@ -34,7 +34,8 @@ def _exponent(v: Fraction) -> int:
 
 
 def round_to_d(v: Fraction, d_type: str) -> float:
-    """Toward zero to f32 (subnormals kept; >= 2^128 is Inf), to nearest even to f16; 0 -> +0."""
+    """Toward zero to f32 (subnormals kept; >= 2^128 is Inf), to nearest even to f16; a result
+    that is or rounds to zero is +0 (MMA-Sim adds +0.0 to every result)."""
     if v == 0:
         return 0.0
     sign, v = (-1.0 if v < 0 else 1.0), abs(v)
@@ -42,14 +43,17 @@ def round_to_d(v: Fraction, d_type: str) -> float:
     if d_type == "f32":
         quantum = Fraction(2) ** max(e - 23, -149)
         r = math.floor(v / quantum) * quantum
-        return sign * (math.inf if r >= 2 ** 128 else float(r))
-    quantum = Fraction(2) ** max(e - 10, -24)
-    x = v / quantum
-    q = math.floor(x)
-    if x - q > Fraction(1, 2) or (x - q == Fraction(1, 2) and q % 2):
-        q += 1
-    r = q * quantum
-    return sign * (math.inf if r >= 65520 else float(r))
+        limit = 2 ** 128
+    else:
+        quantum = Fraction(2) ** max(e - 10, -24)
+        x = v / quantum
+        q = math.floor(x)
+        if x - q > Fraction(1, 2) or (x - q == Fraction(1, 2) and q % 2):
+            q += 1
+        r, limit = q * quantum, 65520
+    if r == 0:
+        return 0.0
+    return sign * (math.inf if r >= limit else float(r))
 
 
 def fused_sum(terms: list[tuple[Fraction, int]], F: int, d_type: str) -> float:

@@ -1,7 +1,8 @@
 """Numerics models: the spec tolerance (``spec``) and the bit-exact sm_100 model (``hardware``).
 
 Each test names the model it checks. Hardware expectations come from ``tests/mma_oracle.py``
-(a scalar Fraction implementation of the published algorithm) or are written out by hand.
+(a scalar Fraction implementation of the published algorithm), are written out by hand, or are
+MMA-Sim outputs recorded as literals (regression probes of the MMA-Sim cross-check).
 """
 
 import math
@@ -151,6 +152,13 @@ ORACLE = [("f16", "f16", "f16", "f32"), ("f16", "f16", "f16", "f16"), ("f16", "b
           ("f8f6f4", "e2m3", "e4m3", "f32")]
 
 
+def _same(want: float, got: float) -> bool:
+    """Equal as D values including the sign of zero (-0 and +0 have different codes); NaN == NaN."""
+    if math.isnan(want) or math.isnan(got):
+        return math.isnan(want) and math.isnan(got)
+    return want == got and math.copysign(1, want) == math.copysign(1, got)
+
+
 @pytest.mark.parametrize("kind,af,bf,d", ORACLE)
 def test_hardware_matches_oracle_on_random_codes(kind, af, bf, d):
     """hardware model == the scalar published algorithm, codes drawn over the whole format
@@ -166,7 +174,7 @@ def test_hardware_matches_oracle_on_random_codes(kind, af, bf, d):
         for i in range(m):
             for j in range(n):
                 want = O.hw_dot(list(a[i]), list(b[:, j]), float(c[i, j]), af, bf, d)
-                assert (math.isnan(want) and math.isnan(got[i, j])) or want == got[i, j], (i, j, want, got[i, j])
+                assert _same(want, got[i, j]), (i, j, want, got[i, j])
 
 
 @pytest.mark.parametrize("kind,s_fmt,sf", [("mxf8f6f4", "ue8m0", 1), ("mxf4", "ue8m0", 2), ("mxf4nvf4", "ue4m3", 4),
@@ -194,7 +202,7 @@ def test_hardware_block_scaled_matches_oracle(kind, s_fmt, sf):
                                 sa=list(sa[i]), sb=list(sb[:, j]), s_fmt=s_fmt)
             else:
                 want = O.hw_group_dot(list(a[i]), list(b[:, j]), float(c[i, j]), list(sa[i]), list(sb[:, j]), s_fmt)
-            assert (math.isnan(want) and math.isnan(got[i, j])) or want == got[i, j], (i, j, want, got[i, j])
+            assert _same(want, got[i, j]), (i, j, want, got[i, j])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,6 +309,40 @@ def test_probe_zero_result_is_positive():
     """hardware: an exact zero is +0 even from -0 terms (MMA-Sim adds +0.0 to every result)."""
     got = _hw("f16", [-0.0, 1], [1, 0.0], -0.0)
     assert got == 0 and math.copysign(1, got) == 1
+
+
+# Regression probes from the MMA-Sim cross-check (tests/test_mma_mmasim.py, docs/mma.md): a
+# nonzero negative sum that rounds to zero in D. Expected codes are MMA-Sim's output (mmasim 2.1.1,
+# TCGen05MMA / TCGen05MMABlockScale "Blackwell", run with torch 2.13.0 CPU), recorded as literals;
+# the model gave -0 (0x8000 / 0x80000000) before the fix.
+# (kind, A type, B type, D type, scale type, scale_vec, A[0], B[0], scale A, scale B, D code)
+ROUNDS_TO_ZERO = [
+    ("f16", "f16", "f16", "f16", None, None, -(2.0 ** -14), 2.0 ** -12, None, None, 0x0000),           # -2^-26 RNE
+    ("f16", "bf16", "bf16", "f32", None, None, -(2.0 ** -75), 2.0 ** -75, None, None, 0x00000000),    # -2^-150 RZ
+    ("tf32", "tf32", "tf32", "f32", None, None, -(2.0 ** -75), 2.0 ** -75, None, None, 0x00000000),
+    ("f8f6f4", "e5m2", "e5m2", "f16", None, None, -(2.0 ** -14), 2.0 ** -12, None, None, 0x0000),
+    ("mxf8f6f4", "e4m3", "e4m3", "f32", "ue8m0", "1X", -1.0, 1.0, 2.0 ** -75, 2.0 ** -75, 0x00000000),
+    ("mxf4nvf4", "e2m1", "e2m1", "f32", "ue8m0", "4X", -0.5, 0.5, 2.0 ** -75, 2.0 ** -75, 0x00000000),
+]
+
+
+@pytest.mark.parametrize("case", ROUNDS_TO_ZERO, ids=lambda c: f"{c[0]}-{c[1]}-{c[3]}")
+def test_probe_result_rounding_to_zero_is_positive(case):
+    """hardware: a negative sum below D's smallest subnormal (RZ to f32) or below half of it (RNE to
+    f16) gives +0, not -0. One product A[0][0] * B[0][0] (times the scales), all else 0, C = +0."""
+    kind, at, bt, d, st, sv, a0, b0, s_a, s_b, want = case
+    op = MmaOp(kind, at, bt, d, 128, 8, scale_type=st, scale_vec=sv)
+    a, b = np.zeros((128, op.k)), np.zeros((op.k, 8))
+    a[0, 0], b[0, 0] = a0, b0
+    scales = {}
+    if st:
+        sa, sb = np.ones((128, op.scale_factors)), np.ones((op.scale_factors, 8))
+        sa[0, 0], sb[0, 0] = s_a, s_b
+        scales = {"scale_a": F.encode(st, sa), "scale_b": F.encode(st, sb)}
+    c = F.encode(d, np.zeros((128, 8)))
+    got = mma(op, F.encode(at, a), F.encode(bt, b), c, model="hardware", **scales).d
+    assert int(got[0, 0]) == want
+    assert not np.any(got)                          # every other element: +0 as well
 
 
 def test_probe_overflow_is_inf_even_toward_zero():
