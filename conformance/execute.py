@@ -39,6 +39,7 @@ from generators.inputs.mma import untestable_reason
 from generators.params import Case
 
 MMA_FAMILIES = ("mma", "mma.sp", "mma.ws", "mma.ws.sp")
+_SERVICES = pytest.StashKey[dict]()
 
 
 # -- which cases -----------------------------------------------------------------------------------
@@ -90,15 +91,12 @@ def parametrize_cases(metafunc, families: Sequence[str]) -> None:
 # -- one case ----------------------------------------------------------------------------------------
 
 def service(config, device) -> ExecutionService:
-    """The device's execution service, kept on the device object itself.
-
-    (Not in a dict keyed by ``id(device)``: a device of an earlier in-process session -- pytester
-    runs, the mutation score -- can be freed and its id reused by a new device, which would then
-    be handed the old device's cached batch results.)"""
-    svc = getattr(device, "_cts_execution_service", None)
-    if svc is None or svc.config is not config:
-        svc = ExecutionService(config, device)
-        device._cts_execution_service = svc
+    """This session's service for ``device`` (kept in the config's stash: a later in-process
+    session never sees another session's items or results)."""
+    services = config.stash.setdefault(_SERVICES, {})
+    svc = services.get(id(device))
+    if svc is None or svc.device is not device:
+        svc = services[id(device)] = ExecutionService(config, device)
     return svc
 
 

@@ -111,6 +111,9 @@ def test_no_device_skips_every_case_as_not_supported(pytester):
 
 
 def test_simulator_runs_and_a_fault_fails_with_a_complete_message(pytester, monkeypatch, tmp_path):
+    # --faults-from reaches the device through the environment (conformance/plugin.py): restore it
+    # afterwards, or later simulator sessions of this process would inherit the fault
+    monkeypatch.setenv("TCGEN05_CTS_SIM_FAULTS_FROM", "")
     r = _run(pytester, "--device", "sim", "--family", "shift", "--family", "wait")
     r.assert_outcomes(passed=4)
     faults = tmp_path / "faults.py"
