@@ -30,7 +30,10 @@ def register(subparsers) -> None:
                         help="test files or directory (default: the conformance package)")
     parser.add_argument("-m", dest="marker", default="execute", help="pytest marker expression (default execute)")
     parser.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression")
-    parser.add_argument("--numerics", choices=("spec", "hardware"), default="spec")
+    parser.add_argument("--numerics", choices=("spec", "hardware"), default="hardware",
+                        help="numerics model of the numerics cases (default hardware: a mutation score "
+                             "measures regression-detection power, and faults such as RNE-instead-of-RZ "
+                             "are behaviours the spec tolerance allows but the bit-exact sm_100 model does not)")
     parser.set_defaults(func=handle)
 
 
