@@ -224,8 +224,7 @@ FIELD_NAMES = tuple(f.name for f in fields(InstrDescriptor))
 def _slot_bits(type_word: str) -> int:
     """Bits an A/B element takes in shared memory for the kinds that can transpose (Table 52 note:
     the 4/6-bit types of f8f6f4/mxf8f6f4 sit in 8-bit slots; mxf4 kinds never transpose)."""
-    return {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "s32": 32, "e4m3": 8, "e5m2": 8,
-            "u8": 8, "s8": 8, "e2m3": 8, "e3m2": 8, "e2m1": 8}[type_word]
+    return max(8, T.ELEMENT_BITS[type_word])
 
 
 def _lookup(table: dict[str, int], code: int, what: str, rule: str) -> str:

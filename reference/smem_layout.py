@@ -52,7 +52,7 @@ import numpy as np
 
 from reference.errors import SpecError, expects_but_got
 from reference.smem_descriptor import SmemDescriptor
-from reference.tables import A_B_TYPE_CODES, KINDS, MAJORS, SWIZZLES, table52_swizzles
+from reference.tables import A_B_TYPE_CODES, ELEMENT_BITS, KINDS, MAJORS, SWIZZLES, table52_swizzles
 
 SECTION = "9.7.16.3.3"
 
@@ -61,10 +61,7 @@ SECTION = "9.7.16.3.3"
 # ---------------------------------------------------------------------------------------------
 
 # type word -> width of one element in shared memory, in bits (tf32 occupies a 32-bit container).
-STORAGE_BITS: dict[str, int] = {
-    "f32": 32, "tf32": 32, "s32": 32, "f16": 16, "bf16": 16,
-    "e4m3": 8, "e5m2": 8, "u8": 8, "s8": 8, "e2m3": 6, "e3m2": 6, "e2m1": 4,
-}
+STORAGE_BITS: dict[str, int] = ELEMENT_BITS
 PADDED_KINDS: tuple[str, ...] = ("f8f6f4", "mxf8f6f4")      # §9.7.16.10.4.4: 16 elements + padding
 PACKED_FP4_KINDS: tuple[str, ...] = ("mxf4", "mxf4nvf4")    # §9.7.16.10.4.6: two e2m1 per byte
 UNIT_BYTES = 16

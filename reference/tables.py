@@ -32,6 +32,11 @@ TYPE_WORDS: tuple[str, ...] = (
 )
 SCALE_TYPES: tuple[str, ...] = ("ue8m0", "ue4m3")
 F8F6F4_TYPES: tuple[str, ...] = ("e4m3", "e5m2", "e2m3", "e3m2", "e2m1")
+# Significant bits of each type word (tf32: its 32-bit container, as it occupies memory).
+ELEMENT_BITS: dict[str, int] = {
+    "f32": 32, "tf32": 32, "s32": 32, "f16": 16, "bf16": 16,
+    "e4m3": 8, "e5m2": 8, "u8": 8, "s8": 8, "e2m3": 6, "e3m2": 6, "e2m1": 4,
+}
 
 
 def check_kind(kind: str) -> str:

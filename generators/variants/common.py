@@ -12,8 +12,7 @@ from reference.targets import TCGEN05_TARGETS, legal_targets
 LEVELS: tuple[str, ...] = ("smoke", "default", "exhaustive")
 
 # Element widths in bits (the type words of Table 39 / §9.7.16.10.4).
-TYPE_BITS: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "s32": 32, "e4m3": 8, "e5m2": 8,
-                             "u8": 8, "s8": 8, "e2m3": 6, "e3m2": 6, "e2m1": 4}
+TYPE_BITS: dict[str, int] = T.ELEMENT_BITS
 
 SWIZZLE_SLUG: dict[str, str] = {"none": "swnone", "32B": "sw32", "64B": "sw64", "128B": "sw128",
                                 "128B_base32B": "sw128b32"}
