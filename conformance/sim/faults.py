@@ -102,7 +102,8 @@ HOOKS: dict[str, HookSpec] = {
         "src_format ('b4x16_p64' | 'b6x16_p32'), raw (source bytes, rows x row bytes), instr, cta",
         "tcgen05.cp with decompression, before writing Tensor Memory"),
     "shift": HookSpec(
-        "numpy int array (rows,): source row of each destination row (identity where unchanged)",
+        "numpy int array (rows,): source row of each destination row (identity where unchanged); for op "
+        "'shift' a longer array also writes rows past the 32-row matrix (clipped at lane 127)",
         "op ('shift' | 'ashift'), rows, instr, cta",
         "tcgen05.shift (32 rows) and tcgen05.mma .ashift (M rows of A), before moving rows"),
     "mma_operands": HookSpec(

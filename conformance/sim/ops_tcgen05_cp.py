@@ -49,10 +49,14 @@ def pair_ctas(m, cta: int, group: int) -> list[int]:
 
 
 def apply_shift(m, tc, cta: int, lane: int, col: int, sources: np.ndarray, cols: int = SHIFT_COLUMNS) -> None:
-    """Rows ``lane + r`` (r < len(sources)) of columns ``col .. col+cols-1`` take row ``sources[r]``."""
-    rows = len(sources)
-    block = tc.tmem[cta, lane:lane + rows, col:col + cols].copy()
-    tc.tmem[cta, lane:lane + rows, col:col + cols] = block[np.asarray(sources)]
+    """Rows ``lane + r`` (r < len(sources)) of columns ``col .. col+cols-1`` take row ``sources[r]`` of
+    the ``SHIFT_ROWS``-row matrix at ``lane`` (a faulty ``sources`` longer than the matrix writes lanes
+    past it, up to lane 127)."""
+    src = np.asarray(sources)
+    lanes = tc.tmem.shape[1]
+    block = tc.tmem[cta, lane:min(lane + max(SHIFT_ROWS, int(src.max()) + 1), lanes), col:col + cols].copy()
+    rows = min(len(src), lanes - lane)
+    tc.tmem[cta, lane:lane + rows, col:col + cols] = block[src[:rows]]
 
 
 @opcode("tcgen05.cp")
