@@ -28,7 +28,18 @@ interleaves rows for f16/tf32 (rows 8-15 of each 16 four columns further); not m
 scale factor ``s`` of row/column ``x`` is byte ``scale_id + s`` of the cell at lane ``x % 32`` and
 column ``x // 32``, replicated in every 32-lane quarter ("Scale factors for A and B matrices need to
 be duplicated to all 32 lane partitions", §9.7.16.10.7). The id is the byte offset (1X: 0-3; 2X:
-0 or 2; 4X: 0). K = 96 (3X/6X, sm_103a, Figures 234-239) is not modelled.
+0 or 2; 4X: 0).
+
+**K = 96** (block32 = 3 factors, ids 0-3; block16 = 6 factors, ids 0 or 2; sm_103a; Figures
+234-239, 243-258 missing): byte ``u = scale_id + s`` may pass byte 3 of the word; it continues in
+byte ``u % 4`` of the next *group* of columns, ``W * (u // 4)`` further, where a group is the
+``ceil(mn / 32)`` columns of one set of four bytes rounded up to 4 columns (W = 4 for M = 128 per
+CTA and N <= 128, W = 8 for 128 < N <= 256). Source: CUTLASS sm103 block-scaled collective
+(``tmem_sf_frg`` over K = 96 MMAs stepping the scale-factor index by 3 or 6, SFB with N > 128 laid
+out over 256 rows), whose per-MMA (column, id) sequence (0,0) (0,3) (4,2) (8,1) for block32 A and
+(0,0) (0,3) (8,2) (16,1) for N = 256 B only fits this reading; the figure count per id in the PTX
+text agrees (two figures exactly for the ids that spill into a second 8-column group). For
+K != 96, ``u < 4`` and this is the layout above. Not confirmed on hardware.
 """
 
 from __future__ import annotations
@@ -146,26 +157,41 @@ def read_metadata(kind: str, cells, chunks: int, selector: int = 0) -> np.ndarra
 # -- scale factors ------------------------------------------------------------------------------
 
 def scale_factor_columns(mn: int) -> int:
-    """Cells (columns) the scale factors of ``mn`` rows/columns occupy."""
+    """Cells (columns) one set of four scale-factor bytes of ``mn`` rows/columns occupies."""
     return -(-mn // QUARTER)
 
 
+def scale_group_columns(mn: int) -> int:
+    """W: columns from one set of four scale-factor bytes to the next (K = 96 only; module docstring)."""
+    return 4 * -(-scale_factor_columns(mn) // 4)
+
+
+def scale_factor_span(mn: int, sf: int, scale_id: int) -> int:
+    """Columns from the scale-factor address to the last cell read (bytes ``scale_id .. scale_id+sf-1``)."""
+    check_scale_id(sf, scale_id)
+    return scale_group_columns(mn) * ((scale_id + sf - 1) // 4) + scale_factor_columns(mn)
+
+
 def check_scale_id(sf: int, scale_id: int) -> None:
-    if sf not in (1, 2, 4) or not 0 <= scale_id or scale_id + sf > 4 or scale_id % sf:
+    """1X: 0-3; 2X: 0, 2; 4X: 0 (byte offset with b % SF == 0, b + SF <= 4); K = 96: 3 -> 0-3, 6 -> 0, 2."""
+    legal = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,), 3: (0, 1, 2, 3), 6: (0, 2)}.get(sf)
+    if legal is None:
+        raise SpecError(SECTION_SF, "scale factors per row", expects_but_got("scale factors per row", "1, 2, 3, 4 or 6", sf))
+    if scale_id not in legal:
         raise SpecError(SECTION_SF, "scale factor id", expects_but_got(
-            f"scale factor id with {sf} scale factors per row", "a byte offset b with b % SF == 0 and b + SF <= 4 "
-            "(SF 3 and 6, K = 96, not modelled)", scale_id))
+            f"scale factor id with {sf} scale factors per row", " or ".join(map(str, legal)), scale_id))
 
 
 def pack_scale_factors(codes, scale_id: int = 0) -> np.ndarray:
     """``uint32[128, columns]``: ``codes[x, s]`` (uint8, mn x SF) placed in every lane quarter."""
     c = np.asarray(codes, dtype=np.uint32)
     mn, sf = c.shape
-    check_scale_id(sf, scale_id)
-    cells = np.zeros((QUARTER, scale_factor_columns(mn)), dtype=np.uint32)
+    cells = np.zeros((QUARTER, scale_factor_span(mn, sf, scale_id)), dtype=np.uint32)
+    group = scale_group_columns(mn)
     x = np.arange(mn)
     for s in range(sf):
-        cells[x % QUARTER, x // QUARTER] |= (c[:, s] & 0xFF) << np.uint32(8 * (scale_id + s))
+        u = scale_id + s                      # byte u % 4 of the (u // 4)-th column group
+        cells[x % QUARTER, group * (u // 4) + x // QUARTER] |= (c[:, s] & 0xFF) << np.uint32(8 * (u % 4))
     return np.tile(cells, (4, 1))
 
 
@@ -174,9 +200,10 @@ def read_scale_factors(cells, mn: int, sf: int, scale_id: int) -> np.ndarray:
     check_scale_id(sf, scale_id)
     w = np.asarray(cells, dtype=np.uint32).reshape(4, QUARTER, -1)
     x = np.arange(mn)
-    per = w[:, x % QUARTER, x // QUARTER]                                # (4, mn)
-    shifts = (8 * (scale_id + np.arange(sf))).astype(np.uint32)
-    return ((per[..., None] >> shifts[None, None, :]) & np.uint32(0xFF)).astype(np.uint8)
+    u = scale_id + np.arange(sf)                                         # byte index past the address
+    col = (u // 4)[None, :] * scale_group_columns(mn) + (x // QUARTER)[:, None]   # (mn, SF)
+    per = w[:, (x % QUARTER)[:, None], col]                              # (4, mn, SF)
+    return ((per >> (8 * (u % 4)).astype(np.uint32)[None, None, :]) & np.uint32(0xFF)).astype(np.uint8)
 
 
 def replicated(per_quarter: np.ndarray) -> np.ndarray:

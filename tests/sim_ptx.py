@@ -547,11 +547,57 @@ NARROW = HEAD90 + r"""
 """
 
 #: every kernel of this module, with the architecture it is assembled for
+BULK = HEAD90 + r"""
+// cp.async.bulk of 64 bytes from in_ptr into shared memory, completed through an mbarrier's
+// transaction count; per thread t (64 threads): word t%16 of the buffer before waiting, after the
+// (bounded) wait, and the spin count.  extra parameter: bytes to copy.
+.visible .entry bulk(.param .u64 in_ptr, .param .u64 out_ptr, .param .u32 nbytes)
+.reqntid 64, 1, 1
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<8>;
+    .shared .align 8 .b64 bar;
+    .shared .align 16 .b8 buf[64];
+
+    ld.param.u64 %rd1, [in_ptr];
+    ld.param.u64 %rd2, [out_ptr];
+    ld.param.u32 %r9, [nbytes];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, bar;
+    mov.u32 %r3, buf;
+    setp.eq.u32 %p1, %r1, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r2], 1;
+    fence.mbarrier_init.release.cluster;
+    bar.sync 0;
+    @%p1 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], %r9;
+    @%p1 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1], %r9, [%r2];
+    and.b32 %r4, %r1, 15;
+    shl.b32 %r4, %r4, 2;
+    add.u32 %r5, %r3, %r4;
+    ld.shared.u32 %r6, [%r5];
+    mov.u32 %r8, 0;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;
+    @%p2 bra DONE;
+    add.u32 %r8, %r8, 1;
+    setp.lt.u32 %p3, %r8, 1000;
+    @%p3 bra WAIT;
+DONE:
+    ld.shared.u32 %r7, [%r5];
+    mul.wide.u32 %rd3, %r1, 16;
+    add.s64 %rd4, %rd2, %rd3;
+    st.global.v4.u32 [%rd4], {%r6, %r7, %r8, %r1};
+    ret;
+}
+"""
+
 KERNELS: dict[str, tuple[str, str]] = {
     "alu": (ALU, "sm_90"), "falu": (FLOAT, "sm_90"), "branches": (BRANCHES, "sm_90"),
     "shared_rev": (SHARED, "sm_90"), "mbar": (MBARRIER, "sm_90"), "cluster": (CLUSTER, "sm_90"),
     "deadlock": (DEADLOCK, "sm_90"), "bad_store": (BAD_STORE, "sm_90"), "abi_copy": (ABI_COPY, "sm_90"),
     "warp": (WARP, "sm_90"), "memory": (MEMORY, "sm_90"), "narrow": (NARROW, "sm_90"),
+    "bulk": (BULK, "sm_90"),
 }
 
 

@@ -153,11 +153,21 @@ def test_values_are_small_and_normal():
                 assert np.all((mant * 4) == np.round(mant * 4)), case.case_id
 
 
-def test_k96_and_warp_block_scaled_are_untestable_with_a_reason():
-    k96 = [c for c in MMA if c.params["k"] == 96]
+def test_k96_absolute_lbo_splits_rows_and_sets_the_flags():
+    """§9.7.16.3.1.2: an absolute-mode case really uses bit 52, a start whose 48-byte row passes its
+    128-byte row, base offset 0, and the flags that make the kernel relocate the LBO address."""
+    k96 = [c for c in MMA if c.params["k"] == 96 and c.params["lbo_mode"] == "absolute"]
     assert k96
-    with pytest.raises(Untestable, match="K = 96"):
-        synthesize(k96[0])
+    rec = synthesize(k96[0]).record
+    for name, flag in (("a_desc", R.FLAG_A_LBO_ABSOLUTE), ("b_desc", R.FLAG_B_LBO_ABSOLUTE)):
+        if name not in rec:
+            continue
+        d = SmemDescriptor.decode(rec[name])
+        assert d.lbo_mode == "absolute" and d.base_offset == 0 and rec["flags"] & flag
+        assert d.start_address % 128 + 48 > 128 and d.leading_byte_offset % 1024 == 0
+
+
+def test_warp_block_scaled_are_untestable_with_a_reason():
     scaled = [c for c in SMOKE if c.family == "warp.mma.sp" and c.params["kind"] not in (None, "f8f6f4")]
     with pytest.raises(Untestable, match="block-scaled"):
         synthesize(scaled[0])

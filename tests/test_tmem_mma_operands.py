@@ -51,6 +51,49 @@ def test_scale_factor_placement():
         TO.check_scale_id(2, 1)                    # 2X: id 0 or 2
 
 
+def _sf_buffer(codes: np.ndarray, group: int) -> np.ndarray:
+    """CUTLASS sm103's packed SF buffer, written out here: SF index t of row x at lane x % 32 (all
+    quarters), column group * (t // 4) + x // 32, byte t % 4."""
+    mn, n_sf = codes.shape
+    cells = np.zeros((128, group * (n_sf // 4)), dtype=np.uint32)
+    for x in range(mn):
+        for t in range(n_sf):
+            for q in range(4):
+                cells[32 * q + x % 32, group * (t // 4) + x // 32] |= int(codes[x, t]) << (8 * (t % 4))
+    return cells
+
+
+@pytest.mark.parametrize("mn,group", [(128, 4), (96, 4), (256, 8), (144, 8)])
+@pytest.mark.parametrize("sf", [3, 6])
+def test_k96_scale_factors_walk_a_packed_buffer(mn, group, sf):
+    """§9.7.16.10.7.2.4-5 / .3.4-5 (figures missing): consecutive K = 96 MMAs over one buffer of 12
+    factors per row use (column, id) = (group * (sf*j // 4), sf*j % 4), e.g. (0,0) (0,3) (4,2) (8,1)
+    for block32 A, the sequence CUTLASS's sm103 mainloop issues."""
+    codes = RNG.integers(0, 256, size=(mn, 12)).astype(np.uint8)
+    buf = _sf_buffer(codes, group)
+    for j in range(12 // sf):
+        col, sid = group * (sf * j // 4), sf * j % 4
+        span = TO.scale_factor_span(mn, sf, sid)
+        got = TO.replicated(TO.read_scale_factors(buf[:, col:col + span], mn, sf, sid))
+        assert (got == codes[:, sf * j:sf * (j + 1)]).all(), (j, col, sid)
+        packed = TO.pack_scale_factors(codes[:, sf * j:sf * (j + 1)], sid)
+        mask = TO.pack_scale_factors(np.full((mn, sf), 0xFF), sid)
+        assert ((packed ^ buf[:, col:col + span]) & mask == 0).all()
+
+
+def test_k96_scale_factor_spot_facts():
+    codes = np.arange(128 * 3, dtype=np.uint8).reshape(128, 3)
+    cells = TO.pack_scale_factors(codes, scale_id=2)       # block32, id 2: bytes 2, 3, then byte 0 four columns on
+    assert cells.shape == (128, 8)
+    x = 33                                                 # lane 1 of each quarter, column 1
+    assert (int(cells[1, 1]) >> 16) == int(codes[x, 0]) | int(codes[x, 1]) << 8
+    assert int(cells[97, 5]) & 0xFF == int(codes[x, 2])
+    assert TO.scale_factor_span(256, 6, 2) == 8 + 8
+    for sf, bad in ((3, 4), (6, 1), (6, 4), (5, 0)):
+        with pytest.raises(SpecError):
+            TO.check_scale_id(sf, bad)
+
+
 def test_row_lanes_follow_d():
     assert (TO.row_lanes(layout_for(128, 1))[:, 1] == np.arange(128)).all()
     lanes = TO.row_lanes(layout_for(64, 1), 16)[:, 1]

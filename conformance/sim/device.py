@@ -19,6 +19,7 @@ import numpy as np
 
 import conformance.sim.ops_alu  # noqa: F401  (registers handlers)
 import conformance.sim.ops_bits  # noqa: F401
+import conformance.sim.ops_bulk  # noqa: F401
 import conformance.sim.ops_ctrl  # noqa: F401
 import conformance.sim.ops_cvt  # noqa: F401
 import conformance.sim.ops_mbarrier  # noqa: F401

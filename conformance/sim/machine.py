@@ -131,6 +131,7 @@ class Machine:
         self.ext: dict = {}
         self.exit_hooks: list[Callable] = []       # fn(machine, sel) after threads exit
         self.cta_exit_hooks: list[Callable] = []   # fn(machine, ctas) when CTAs have no live thread
+        self.progress_hooks: list[Callable] = []   # fn(machine) -> bool: land one asynchronous operation
         self.yield_request = False
         self.steps = 0
         self.current_pc = 0
@@ -150,6 +151,10 @@ class Machine:
         except KeyError:
             value = self.ext[key] = factory(self)
             return value
+
+    def progress(self) -> bool:
+        """Let the asynchronous proxy land one pending operation (every thread waits); False if none."""
+        return any(hook(self) for hook in self.progress_hooks)
 
     def sel_of(self, idx: np.ndarray) -> Sel:
         return self.all if idx.size == self.T else Sel(idx, idx)

@@ -186,8 +186,9 @@ def compile_arrive(ins, q, k):
         _, index = words(m, s, space, addr(m, s), ins.opcode)
         extra = np.asarray(rextra(m, s)).astype(np.int64) if rextra is not None else None
         counts = 1 if expect_tx or extra is None else np.broadcast_to(extra, (s.n,))
-        tx = np.broadcast_to(extra, (s.n,)) if expect_tx else 0
-        wtoken(m, s, signal(m, index, counts, tx, "arrive", ins))
+        if expect_tx:                  # "expect-tx operation ... prior to the arrive-on operation"
+            signal(m, index, 0, np.broadcast_to(extra, (s.n,)), "expect_tx", ins)
+        wtoken(m, s, signal(m, index, counts, 0, "arrive", ins))
     return run
 
 

@@ -272,7 +272,7 @@ class MmaExecution:
             if lane:
                 raise _err("scale factor address", "lane of a scale factor address", "0 (all 4 lane quarters)", lane,
                            "9.7.16.10.7")
-            cols = col + np.arange(TO.scale_factor_columns(mn))
+            cols = col + np.arange(TO.scale_factor_span(mn, sf, sid))
             self.tc.require_cells(cta, np.arange(128)[:, None], cols[None, :], "tcgen05.mma scale factors")
             return TO.replicated(TO.read_scale_factors(self.tc.tmem[cta][:, cols], mn, sf, sid))
         sa = np.concatenate([per_cta(self.iss.sfa, self.mc, c, a_id) for c in self.ctas])

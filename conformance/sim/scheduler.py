@@ -11,6 +11,8 @@ Two refinements keep producer/consumer code from livelocking under min-PC:
 * a thread that fails a wait (``mbarrier.try_wait``/``test_wait`` returning false) *yields*: its
   group is set aside until no other group can run, so the thread it waits for gets to run even
   when that thread's code comes later in the program;
+* when no group can run, :meth:`Machine.progress` first lets one pending asynchronous copy land
+  (the latest legal moment, so a missing wait reads stale data);
 * blocking instructions (``bar.sync``, ``barrier.cluster.wait``, ...) park their group until the
   instruction's ``ready`` releases it; when every live thread is parked the launch is a
   :class:`~conformance.sim.errors.Deadlock`.
@@ -76,6 +78,7 @@ def _merge(m: Machine, groups: list[Group]) -> list[Group]:
 def _pick(m: Machine, groups: list[Group]) -> Group | None:
     runnable = [g for g in groups if g.state == RUN]
     if not runnable:
+        m.progress()                       # nobody can run: an asynchronous copy lands (ops_bulk)
         spinning = [g for g in groups if g.state == YIELD]
         for g in spinning:
             g.state = RUN
@@ -164,7 +167,8 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
             if m.yield_request:
                 m.yield_request = False
                 _note_yield(m)
-                if alone:              # nobody else to run: keep spinning here
+                if alone:              # nobody else to run: an async copy may land, keep spinning
+                    m.progress()
                     continue
                 g.pc, g.state = pc, YIELD
                 return

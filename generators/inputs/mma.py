@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from generators.inputs import values as V
-from generators.inputs.block import InBlocks, Preloads, Staging, tile_start
+from generators.inputs.block import PATTERN_ALIGN, InBlocks, Preloads, Staging, tile_start
 from generators.inputs.types import NUMERICS, CaseInputs, TmemRegion, Untestable
 from generators.ptx import record as R
 from generators.variants.common import parse_layout
@@ -161,14 +161,35 @@ def _numerics_rows(op: MmaOp, a: np.ndarray, c: np.ndarray, rng) -> tuple[np.nda
 
 # -- placement -------------------------------------------------------------------------------------
 
-def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_mn_k: np.ndarray, rng) -> int:
-    """Place an mn x k operand tile in ``staging`` (``block.tile_start``); its descriptor."""
+def _absolute_start(staging: Staging, k_run: int, mn: int, rng) -> tuple[int, int]:
+    """(start, continuation address) of a K-major 128B tile in absolute leading-dimension mode
+    (§9.7.16.3.1.2): rows start 16-96 bytes before the end of their 128-byte row, so the row passes
+    it and continues at the continuation address (same row offsets, base offset 0: both 1024-aligned
+    pattern starts)."""
+    block = staging.next_address()
+    over = 16 * int(rng.integers(1, max(2, k_run // 16)))        # bytes of the row past its 128-byte row
+    rows_bytes = 1024 * -(-mn // 8)                               # the compact tiling's 8-row atoms
+    return block + 128 - over, block + rows_bytes
+
+
+def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_mn_k: np.ndarray, rng,
+               absolute: bool = False) -> int:
+    """Place an mn x k operand tile in ``staging`` (``block.tile_start``); its descriptor.
+
+    ``absolute``: the absolute leading-dimension mode, the row split over two chunks (``_absolute_start``)."""
     swizzle, major = parse_layout(layout_name)
     mn, k = codes_mn_k.shape
     storage = element_storage(dtype, kind)
-    start, pattern = tile_start(staging, swizzle, major, -(-k // storage.per_unit) * 16, rng)
+    k_run = -(-k // storage.per_unit) * 16
+    continuation = None
+    if absolute:
+        start, continuation = _absolute_start(staging, k_run, mn, rng)
+        pattern = start - start % PATTERN_ALIGN
+    else:
+        start, pattern = tile_start(staging, swizzle, major, k_run, rng)
     try:
-        layout = choose_layout(major, swizzle, dtype, mn, k, start, kind=kind, pattern_start=pattern)
+        layout = choose_layout(major, swizzle, dtype, mn, k, start, kind=kind, pattern_start=pattern,
+                               continuation_address=continuation)
     except SpecError as exc:
         raise Untestable(f"no shared-memory layout for the {mn}x{k} {dtype} tile in {layout_name}: {exc}") from None
     staging.place(layout, codes_mn_k)
@@ -196,8 +217,7 @@ def _row_region(layout, cells: np.ndarray, ctas: int, rng, lane_offset: int = 0)
 def _scale_region(codes: np.ndarray, scale_id: int, rng) -> np.ndarray:
     """Scale factors at byte ``scale_id`` of their cells; the other bytes random (same in every quarter)."""
     cells = TO.pack_scale_factors(codes, scale_id)
-    sf = codes.shape[1]
-    keep = np.uint32(sum(0xFF << (8 * (scale_id + s)) for s in range(sf)))
+    keep = TO.pack_scale_factors(np.full(np.shape(codes), 0xFF), scale_id)      # the bytes the MMA reads
     noise = np.tile(V.random_words(rng, (32, cells.shape[1])), (4, 1)) & ~keep
     return cells | noise
 
@@ -227,13 +247,18 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     rec: dict = {"idesc": p["idesc"], "tm_d": D_COL, "tm_a": A_COL, "tm_sfa": SFA_COL, "tm_sfb": SFB_COL,
                  "tm_meta": META_COL, "flags": R.FLAG_ENABLE_INPUT_D if op.enable_input_d else 0}
     stagings = [Staging() for _ in range(cg)]
+    absolute = p.get("lbo_mode") == "absolute"        # both smem operands (K-major 128B, _row_valid)
+    if absolute:
+        rec["flags"] |= R.FLAG_B_LBO_ABSOLUTE | (R.FLAG_A_LBO_ABSOLUTE if p["a_operand"] != "tmem" else 0)
     tile_seed = int(rng.integers(1 << 31))
     for c, st in enumerate(stagings):
         tiles = np.random.default_rng(tile_seed)       # the same placement in every CTA (one descriptor)
         if p["a_operand"] != "tmem":
-            rec["a_desc"] = _smem_tile(st, p["a_operand"], op.a_type, op.kind, logical.a[c * mc:(c + 1) * mc], tiles)
+            rec["a_desc"] = _smem_tile(st, p["a_operand"], op.a_type, op.kind, logical.a[c * mc:(c + 1) * mc], tiles,
+                                       absolute=absolute)
         cols = slice(c * nc, (c + 1) * nc) if cg == 2 else slice(None)
-        rec["b_desc"] = _smem_tile(st, p["b_layout"], op.b_type, op.kind, logical.b[:, cols].T, tiles)
+        rec["b_desc"] = _smem_tile(st, p["b_layout"], op.b_type, op.kind, logical.b[:, cols].T, tiles,
+                                   absolute=absolute)
         if extra_smem is not None:
             rec.update(extra_smem(st))
     smem = [st.padded() for st in stagings]
@@ -264,10 +289,7 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
 
 
 def untestable_reason(p) -> str | None:
-    """Why an MMA case cannot get a defined expected result, or None."""
-    if p["k"] == 96:
-        return ("K = 96 (scale_vec 3X/6X, sm_103a): the Tensor Memory layout of its scale factors is not modelled "
-                "(reference.tmem_mma_operands; Figures 234-239 missing)")
+    """Why an MMA case cannot get a defined expected result, or None (every tcgen05.mma case has one)."""
     return None
 
 
@@ -286,6 +308,9 @@ def mma_inputs(case, rng, mode: str) -> CaseInputs:
         decisions += ("sparsity metadata in Tensor Memory (reference.tmem_mma_operands)",)
     if op.block_scaled:
         decisions += ("scale factors in Tensor Memory: CUTLASS tmem_sf_frg (reference.tmem_mma_operands)",)
+    if op.k96:
+        decisions += ("K = 96 scale factors past byte 3 continue in the next column group: CUTLASS sm103 "
+                      "(reference.tmem_mma_operands)",)
     if p["a_operand"] == "tmem":
         decisions += ("A in Tensor Memory: row i in the lane of D[i][0] (reference.tmem_mma_operands)",)
     return CaseInputs(rec, blocks.blocks(), LANES * region.ncols, {"mma": logical, "region": region}, decisions)

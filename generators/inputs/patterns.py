@@ -8,6 +8,8 @@ registers and Tensor Memory cells must hold is in :data:`PATTERN_EXTRAS`:
   K-major 8-bit copy of its Tensor Memory rows (nothing preloads A);
 * ``non_pipelined_different_thread.ld_mma``: warp 0 loads D's column 0 *before* the MMA writes it;
 * ``...mma_ld`` / ``...composed``: warp 1 loads column 7 of D's lanes 32-63 *after* the MMA;
+* ``async_proxy_operands.bulk_copy_expect_tx``: the usual inputs; only the kernel's staging differs
+  (one cp.async.bulk tracked by an mbarrier transaction count, §9.7.16.6.5);
 * ``register_dependency_same_thread``: the instruction descriptor travels through Tensor Memory
   (column 300) and a register; the record's own descriptor field is 0 (invalid) on purpose.
 """
@@ -36,6 +38,7 @@ PATTERN_EXTRAS = {
     "non_pipelined_different_thread.mma_ld": (False, LD_AFTER_COLUMN),
     "non_pipelined_different_thread.composed": (False, LD_AFTER_COLUMN),
     "register_dependency_same_thread": (False, IDESC_COLUMN),
+    "async_proxy_operands.bulk_copy_expect_tx": (False, None),
 }
 
 

@@ -47,6 +47,7 @@ class Pattern:
     ops: tuple[TmemOp, ...]
     dump: tuple[str, ...] = ()
     spelling: MmaSpelling = SMEM_MMA
+    bulk_staging: bool = False      # operands reach shared memory by cp.async.bulk (StageSmem(bulk=True))
 
     @property
     def instruction(self) -> str:
@@ -122,6 +123,13 @@ def _patterns() -> tuple[Pattern, ...]:
                 (TmemOp("mma", 1, None, "thread 0"), TmemOp("commit", 1, None, "thread 0"),
                  TmemOp("ld", None, None, "warp 1"), TmemOp("wait::ld", None, None, "warp 1")),
                 dump=("%v0",)),
+        Pattern("async_proxy_operands.bulk_copy_expect_tx", "9.7.16.6.5",
+                "A and B written by cp.async.bulk (async proxy, mbarrier::complete_tx::bytes) after "
+                "mbarrier.arrive.expect_tx; every thread waits for the transaction count, then mma, commit",
+                (mma, COMMIT),
+                tuple(_thread(0, "p8", [*setup, mma, COMMIT])),
+                (TmemOp("mma", 1, None, "thread 0"), TmemOp("commit", 1, None, "thread 0")),
+                bulk_staging=True),
         Pattern("register_dependency_same_thread", "9.7.16.6.4.5",
                 "tcgen05.ld into %v0, then mma using %v0 as its instruction descriptor (no wait::ld)",
                 (LD, mma_reg, COMMIT),
@@ -137,11 +145,12 @@ PATTERNS: tuple[Pattern, ...] = _patterns()
 def pattern_kernel(p: Pattern) -> KernelSpec:
     regs = tuple(mma_regs(p.spelling)) + (("en_t", ".pred"), ("ta", ".b32"), ("v0", ".b32"), ("sdesc", ".b64"),
                                          ("mbar2", ".b32"))
-    steps = [Declare(regs), StageSmem(), Alloc(512), Preload(),
+    steps = [Declare(regs), StageSmem(bulk=p.bulk_staging), Alloc(512), Preload(),
              Raw(("mov.u32 %mbar2, tc_mbar2;", "mov.u32 %v0, 0;") + p.body + ("mov.u32 %stage, 5;",), ops=p.ops),
              WaitMbarrier(relaxed=True), Readback()]
     if p.dump:
         steps.append(DumpRegs(p.dump))
     steps.append(Dealloc(512))
+    # cp.async.bulk (bulk staging) needs sm_90 / PTX 8.0, below every tcgen05 target: no extra feature
     return KernelSpec(family="sync", instruction=p.instruction, steps=tuple(steps), cta_group=1, cluster=1,
                       features=("tcgen05.mma", "tcgen05.fence", "tcgen05.commit"), dynamic_smem=R.DYNAMIC_SMEM_BYTES)

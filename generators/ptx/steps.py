@@ -51,9 +51,18 @@ def bounded_wait(label: str, mbar: str, relaxed: bool = True) -> list[str]:
 @dataclass(frozen=True)
 class StageSmem:
     """Copy ``smem_bytes`` of the case's shared-memory image into the 1024-aligned staging buffer,
-    initialise the mbarrier, make both visible to the async proxy (§9.7.16.6.5)."""
+    initialise the mbarrier, make both visible to the async proxy (§9.7.16.6.5).
+
+    ``bulk``: the copy is one ``cp.async.bulk`` by thread 0 in the async proxy itself (PTX ISA
+    §9.7.9.25.4.1), completed through ``tc_mbar2``'s transaction count: thread 0 arms it with
+    ``mbarrier.arrive.expect_tx`` of ``smem_bytes``, every thread waits (bounded) for phase 0.
+    """
+
+    bulk: bool = False
 
     def render(self, ctx: Ctx) -> list[str]:
+        if self.bulk:
+            return self._render_bulk(ctx)
         sbase, mbar, i = ctx.reg("sbase"), ctx.reg("mbar"), ctx.reg("copy_i")
         loop, done = ctx.label("stage"), ctx.label("staged")
         step = 4 * ctx.spec.threads
@@ -85,6 +94,29 @@ class StageSmem:
             "fence.mbarrier_init.release.cluster;",
             "fence.proxy.async.shared::cta;",
             "bar.sync 0;",
+            _stage(2),
+        ]
+
+    def _render_bulk(self, ctx: Ctx) -> list[str]:
+        sbase, mbar = ctx.reg("sbase"), ctx.reg("mbar")
+        return [
+            "mov.u32 %r0, tc_smem;",
+            "add.u32 %r0, %r0, 1023;",
+            f"and.b32 {sbase}, %r0, -1024;",
+            f"mov.u32 {mbar}, tc_mbar;",
+            "mov.u32 %r5, tc_mbar2;",
+            "setp.eq.u32 %p2, %tix, 0;",
+            f"@%p2 mbarrier.init.shared::cta.b64 [{mbar}], 1;",
+            "@%p2 mbarrier.init.shared::cta.b64 [%r5], 1;",
+            "fence.mbarrier_init.release.cluster;",
+            "bar.sync 0;",
+            f"ld.global.u32 %r1, {rec('smem_bytes')};",
+            f"ld.global.u32 %r2, {rec('smem_src')};",
+            "cvt.u64.u32 %rd1, %r2;",
+            "add.s64 %rd1, %in, %rd1;",
+            "@%p2 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r5], %r1;",
+            f"@%p2 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{sbase}], [%rd1], %r1, [%r5];",
+            *bounded_wait(ctx.label("bulk")[3:], "%r5", relaxed=False),
             _stage(2),
         ]
 
