@@ -5,9 +5,10 @@ One pytest session (in-process) collects the execution tier as ``tcgen05-cts run
 
 1. every collected case runs once without faults; cases that do not pass (fail, skip) are left
    out of the score (a case that fails on a fault-free device detects nothing);
-2. for each fault, the passing cases run in collection order under
-   :func:`conformance.sim.device.override_faults` until the first one that fails (crash and
-   timeout included): the fault is *caught* by that case; if none fails it *survived*.
+2. for each fault, the passing cases run under :func:`conformance.sim.device.override_faults`
+   until the first one that fails (crash and timeout included): the fault is *caught* by that
+   case; if none fails it *survived*. Order: the cases that caught earlier faults first (most
+   recent first; faults cluster, so this finds a catcher in a few cases), then collection order.
 
 Cases run through pytest's own test protocol (``runtestprotocol``), i.e. the very harness code of
 the execution tier. Contract for that tier: it must not cache launch results across cases (or must
@@ -73,17 +74,22 @@ class MutationPlugin:
                     self.result.baseline_pass.append(item.nodeid)
                 else:
                     self.result.baseline_other.append((item.nodeid, outcome))
+        catchers: list = []                    # cases that caught a fault, most recent first
         for fault in self.faults:
             caught = None
+            first = {id(c) for c in catchers}
+            order = catchers + [item for item in passing if id(item) not in first]
             with override_faults((fault,)):
-                for i, item in enumerate(passing):
-                    nxt = passing[i + 1] if i + 1 < len(passing) else None
+                for i, item in enumerate(order):
+                    nxt = order[i + 1] if i + 1 < len(order) else None
                     if self._run(session, item, nxt) == "failed":
-                        caught = item.nodeid
+                        caught = item
                         session._setupstate.teardown_exact(None)
                         break
-            self.result.caught_by[fault.name] = caught
-            self.progress(line(fault.name, caught))
+            if caught is not None:
+                catchers = [caught] + [c for c in catchers if c is not caught]
+            self.result.caught_by[fault.name] = caught.nodeid if caught is not None else None
+            self.progress(line(fault.name, self.result.caught_by[fault.name]))
         return True
 
 

@@ -53,6 +53,21 @@ def test_mutation_score_faults_from_file(tmp_path):
 def test_mutation_score_bad_input():
     r = cli("--only", "no-such-fault")
     assert r.returncode == 2 and "--only expects" in r.stderr
+    r = cli("-j", "0")
+    assert r.returncode == 2 and "-j expects" in r.stderr
+
+
+def test_mutation_score_in_two_processes_agrees(tmp_path):
+    """-j 2: two stride shards; a fault is caught when either shard catches it."""
+    f = tmp_path / "mine.py"
+    f.write_text("import numpy as np\nfrom conformance.sim import Fault\n"
+                 "FAULTS = [Fault('flip-lsb', 'mma_result', lambda v, ctx: np.asarray(v) ^ 1),\n"
+                 "          Fault('noop', 'shift', lambda v, ctx: v)]\n")
+    r = cli("--faults-from", str(f), "-j", "2")
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.splitlines()
+    assert "survived noop" in out and any(ln.startswith("caught   flip-lsb  by ") for ln in out)
+    assert out[-1] == "caught 1/2"
 
 
 def test_catalogue_faults_are_identity_where_they_do_not_apply():

@@ -4,13 +4,19 @@ Runs the execution tier (pytest marker ``execute``, ``--device sim``) on the sim
 without faults, then once per fault until the first case fails; prints ``caught NAME by CASE`` or
 ``survived NAME`` per fault and ``caught X/Y`` as the last line. Faults: the built-in catalogue
 (``conformance.sim.fault_catalogue``), or with ``--faults-from`` the ``FAULTS`` of those files
-(``--with-builtin`` adds the catalogue). Exit code 0 (a score is a measurement, not a verdict),
-2 for bad input, pytest's collection error code when collection fails.
+(``--with-builtin`` adds the catalogue). ``-j N`` splits the cases into N stride shards run by N
+processes (each: baseline, then every fault until its first failing case); a fault is caught when
+any shard catches it (the lowest shard's case is printed). Exit code 0 (a score is a measurement,
+not a verdict), 2 for bad input, pytest's collection error code when collection fails.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import conformance
@@ -34,6 +40,10 @@ def register(subparsers) -> None:
                         help="numerics model of the numerics cases (default hardware: a mutation score "
                              "measures regression-detection power, and faults such as RNE-instead-of-RZ "
                              "are behaviours the spec tolerance allows but the bit-exact sm_100 model does not)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
+                        help="run N processes, each on a stride shard of the cases (default 1)")
+    parser.add_argument("--shard", help=argparse.SUPPRESS)           # set by -j for its workers
+    parser.add_argument("--json-out", help=argparse.SUPPRESS)        # worker result file
     parser.set_defaults(func=handle)
 
 
@@ -55,6 +65,53 @@ def select_faults(args):
     return faults
 
 
+def _worker_argv(args, shard: str, out: Path) -> list[str]:
+    argv = [sys.executable, "-m", "conformance.cli", "mutation-score", "--level", args.level, "-m", args.marker,
+            "--numerics", args.numerics, "--shard", shard, "--json-out", str(out)]
+    for path in args.faults_from:
+        argv += ["--faults-from", str(Path(path).resolve())]
+    if args.with_builtin:
+        argv.append("--with-builtin")
+    for flag, value in (("--only", args.only), ("--tests", args.tests), ("-k", args.keyword)):
+        if value:
+            argv += [flag, str(Path(value).resolve()) if flag == "--tests" else value]
+    return argv
+
+
+def _parallel(args, faults) -> int:
+    """``-j N``: N worker processes on stride shards; merge their JSON results (module docstring)."""
+    with tempfile.TemporaryDirectory(prefix="tcgen05-cts-mutation-") as tmp:
+        outs = [Path(tmp) / f"shard{i}.json" for i in range(1, args.jobs + 1)]
+        logs = [open(Path(tmp) / f"shard{i}.log", "w+") for i in range(1, args.jobs + 1)]
+        procs = [subprocess.Popen(_worker_argv(args, f"{i}/{args.jobs}", out), stdout=log, stderr=subprocess.STDOUT)
+                 for i, (out, log) in enumerate(zip(outs, logs, strict=True), start=1)]
+        codes = [p.wait() for p in procs]
+        results = []
+        for i, (code, out, log) in enumerate(zip(codes, outs, logs, strict=True), start=1):
+            if code != 0 or not out.exists():
+                log.seek(0)
+                tail = log.read()[-2000:]
+                print(f"mutation-score worker {i}/{args.jobs} exited with {code}:\n{tail}", file=sys.stderr)
+                return code or 1
+            results.append(json.loads(out.read_text()))
+        for log in logs:
+            log.close()
+    caught = 0
+    for f in faults:
+        by = next((r["caught_by"][f.name] for r in results if r["caught_by"].get(f.name)), None)
+        caught += by is not None
+        print(f"caught   {f.name}  by {by}" if by else f"survived {f.name}")
+    passing = sum(r["baseline_pass"] for r in results)
+    others = [o for r in results for o in r["baseline_other"]]
+    if others:
+        print(f"note: {len(others)} case(s) do not pass without faults and are left out of the score "
+              f"(first: {others[0][0]}: {others[0][1]})")
+    if not passing:
+        print("note: no execution case passes on the fault-free simulator; nothing can catch a fault")
+    print(f"caught {caught}/{len(faults)}")
+    return 0
+
+
 def handle(args) -> int:
     from conformance.mutation import mutation_score
 
@@ -62,11 +119,17 @@ def handle(args) -> int:
     tests = args.tests or str(Path(conformance.__file__).resolve().parent)
     if not Path(tests).exists():
         raise CliError(f"--tests expects an existing path, but got {tests!r}")
+    if args.jobs < 1:
+        raise CliError(f"-j expects a positive number of processes, but got {args.jobs}")
+    if args.jobs > 1 and not args.shard:
+        return _parallel(args, faults)
     pytest_args = [tests, "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:warnings", "-qq", "--no-header",
                    "--device", "sim", "--level", args.level, "--numerics", args.numerics, "-m", args.marker,
                    "-p", "no:randomly"]
     if args.keyword:
         pytest_args += ["-k", args.keyword]
+    if args.shard:
+        pytest_args += ["--shard", args.shard]
 
     def progress(text: str) -> None:
         print(text, flush=True)
@@ -75,6 +138,10 @@ def handle(args) -> int:
     if code not in (0, 1, 5):
         print(f"pytest exited with {code} (collection or usage error)", file=sys.stderr)
         return code
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps({"caught_by": result.caught_by,
+                                                   "baseline_pass": len(result.baseline_pass),
+                                                   "baseline_other": result.baseline_other}))
     others = result.baseline_other
     if others:
         print(f"note: {len(others)} case(s) do not pass without faults and are left out of the score "
