@@ -137,11 +137,14 @@ def _swizzled(address, desc: SmemDescriptor):
 
 
 def read(image: SmemImage, descriptor: SmemDescriptor | int, mn: int, k: int, dtype: str, major: str,
-         *, kind: str | None = None) -> np.ndarray:
+         *, kind: str | None = None, units=None) -> np.ndarray:
     """The mn×k matrix of element codes (uint64) that a descriptor selects from ``image``.
 
     ``descriptor`` is the 64-bit value or its decoded fields; every address comes from those
     fields (start address, LBO/SBO, base offset, leading-dimension mode, swizzle).
+    ``units(linear, unit)``: optional transform of each element's linear (pre-swizzle) 16-byte-unit
+    address, ``unit`` = the index of its unit along the leading dimension (K for K-major, MN for
+    MN-major); the simulator's fault hook ``smem_units``, None for the spec.
     """
     desc = SmemDescriptor.decode(descriptor) if isinstance(descriptor, int) else descriptor
     storage = element_storage(dtype, kind)
@@ -149,7 +152,10 @@ def read(image: SmemImage, descriptor: SmemDescriptor | int, mn: int, k: int, dt
     check_extents(mn, k)
     rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(k, dtype=np.int64), indexing="ij")
     index = (rows if major == "MN" else cols) % storage.per_unit
-    unit = _swizzled(_unit_addresses(desc, major, storage.per_unit, rows, cols), desc)
+    linear = _unit_addresses(desc, major, storage.per_unit, rows, cols)
+    if units is not None:
+        linear = np.asarray(units(linear, (cols if major == "K" else rows) // storage.per_unit), dtype=np.int64)
+    unit = _swizzled(linear, desc)
     first_bit = (unit - image.base_address) * 8 + index * storage.bits
     if first_bit.min() < 0 or (first_bit.max() + storage.bits) > len(image.data) * 8:
         raise SpecError(SECTION, "shared memory image", expects_but_got(

@@ -79,3 +79,25 @@ def test_catalogue_faults_are_identity_where_they_do_not_apply():
         if f.hook == "tmem_ld_map" and "16x" in f.name:
             assert (f.fn(fmap, ctx) == fmap).all(), f.name
     assert isinstance(FAULTS[0], Fault)
+
+
+def test_smem_units_hook_moves_units_of_the_reference_read():
+    """reference.smem_image.read(units=...): the transform sees each element's linear unit address
+    and its unit index along the leading dimension (here K-major: k // 8 for 16-bit)."""
+    from reference.smem_choice import choose_layout
+    from reference.smem_image import pack, read
+
+    codes = np.arange(8 * 16, dtype=np.uint64).reshape(8, 16)
+    layout = choose_layout("K", "128B", "f16", 8, 16, 0)
+    image = pack(layout, codes)
+
+    seen = {}
+
+    def units(linear, unit):
+        seen["unit"] = unit
+        return linear
+    assert (read(image, layout.descriptor(), 8, 16, "f16", "K", units=units) == codes).all()
+    assert (seen["unit"] == np.arange(16)[None, :] // 8).all()
+    swapped = read(image, layout.descriptor(), 8, 16, "f16", "K", units=lambda a, u: np.where(u == 0, a + 16, a - 16))
+    assert (swapped[:, :8] == codes[:, 8:]).all() and (swapped[:, 8:] == codes[:, :8]).all()
+

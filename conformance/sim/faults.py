@@ -71,6 +71,11 @@ HOOKS: dict[str, HookSpec] = {
         "operand ('a' | 'b' | 's' for tcgen05.cp), raw (the 64-bit descriptor), kind (None for cp), "
         "major ('K' | 'MN'), instr (PTX text), cta",
         "tcgen05.mma*/cp: after decoding a shared memory descriptor, before reading shared memory (per CTA)"),
+    "smem_units": HookSpec(
+        "numpy int64 array (MN, K): linear (pre-swizzle) byte address of the 16-byte unit of each element",
+        "unit (index of the element's unit along the leading dimension), desc (SmemDescriptor after "
+        "smem_desc), major, dtype, kind, instr, cta",
+        "tcgen05.mma*/cp: reading an operand tile from shared memory, before swizzling the addresses"),
     "instr_desc": HookSpec(
         "reference.instr_descriptor.InstrDescriptor (decoded fields)",
         "kind, raw (the 32-bit descriptor), instr, cta",

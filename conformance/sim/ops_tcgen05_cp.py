@@ -96,7 +96,7 @@ def compile_cp(ins, q, k):
             def effect(lane=lane, col=col, raw=int(raw[j]), targets=targets):
                 for c in targets:
                     desc = decode_desc(m, raw, operand="s", kind=None, instr=ins.text, cta=c)
-                    data = read_tile(m, c, desc, rows, row_bytes, "u8", "K").astype(np.uint8)
+                    data = read_tile(m, c, desc, rows, row_bytes, "u8", "K", instr=ins.text).astype(np.uint8)
                     if src is not None:
                         out = np.stack([np.concatenate([decompress_chunk(r[16 * i:16 * i + 16], src)
                                                         for i in range(row_bytes // 16)]) for r in data])

@@ -225,7 +225,7 @@ class MmaExecution:
         major = "MN" if d.transpose_a else "K"
         parts = [read_tile(self.m, c, decode_desc(self.m, self.iss.a, operand="a", kind=f.kind, instr=f.text, cta=c,
                                                major=major),
-                           self.mc, ks, d.a_type, major, f.kind) for c in self.ctas]
+                           self.mc, ks, d.a_type, major, f.kind, f.text) for c in self.ctas]
         return np.concatenate(parts, axis=0)
 
     def read_b(self, extra: int) -> np.ndarray:
@@ -234,7 +234,7 @@ class MmaExecution:
         nc = d.n // f.group + extra
         parts = [read_tile(self.m, c, decode_desc(self.m, self.iss.b, operand="b", kind=f.kind, instr=f.text, cta=c,
                                                major=major),
-                           nc, self.k, d.b_type, major, f.kind) for c in self.ctas]
+                           nc, self.k, d.b_type, major, f.kind, f.text) for c in self.ctas]
         return np.concatenate(parts, axis=0).T                              # K x N
 
     def collector(self, key: str, read):

@@ -29,6 +29,12 @@ def decode_desc(m, raw: int, *, operand: str, kind, instr: str, cta: int, major:
 
 
 def read_tile(m, cta: int, desc: SmemDescriptor, mn: int, k: int, dtype: str, major: str,
-              kind: str | None = None) -> np.ndarray:
-    """The ``mn x k`` codes (uint64) the descriptor selects in CTA ``cta``'s shared memory."""
-    return read(cta_image(m, cta), desc, mn, k, dtype, major, kind=kind)
+              kind: str | None = None, instr: str = "") -> np.ndarray:
+    """The ``mn x k`` codes (uint64) the descriptor selects in CTA ``cta``'s shared memory (hook
+    ``smem_units`` on the linear unit addresses when a fault is active on it)."""
+    units = None
+    if m.faults.active("smem_units"):
+        def units(linear, unit):
+            return m.faults.apply("smem_units", linear, unit=unit, desc=desc, major=major, dtype=dtype, kind=kind,
+                                  instr=instr, cta=cta)
+    return read(cta_image(m, cta), desc, mn, k, dtype, major, kind=kind, units=units)

@@ -16,7 +16,7 @@ Tensor Memory columns (of the 512-column allocation): D 0, A 256, SFA 384, SFB 4
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -173,10 +173,12 @@ def _absolute_start(staging: Staging, k_run: int, mn: int, rng) -> tuple[int, in
 
 
 def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_mn_k: np.ndarray, rng,
-               absolute: bool = False) -> int:
+               absolute: bool = False, lbo_set: bool = False) -> int:
     """Place an mn x k operand tile in ``staging`` (``block.tile_start``); its descriptor.
 
-    ``absolute``: the absolute leading-dimension mode, the row split over two chunks (``_absolute_start``)."""
+    ``absolute``: the absolute leading-dimension mode, the row split over two chunks (``_absolute_start``).
+    ``lbo_set``: a K-major swizzled tile's descriptor carries LBO = 32..1008 bytes instead of 16
+    (§9.7.16.3.1: "not used"; the image is the same since the tile's K fits one swizzle row)."""
     swizzle, major = parse_layout(layout_name)
     mn, k = codes_mn_k.shape
     storage = element_storage(dtype, kind)
@@ -193,7 +195,10 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
     except SpecError as exc:
         raise Untestable(f"no shared-memory layout for the {mn}x{k} {dtype} tile in {layout_name}: {exc}") from None
     staging.place(layout, codes_mn_k)
-    return layout.descriptor().encode()
+    desc = layout.descriptor()
+    if lbo_set and major == "K" and swizzle != "none":
+        desc = replace(desc, leading_byte_offset=16 * int(rng.integers(2, 64)))
+    return desc.encode()
 
 
 def _rows_by_cta(layout, lane_offset: int):
@@ -248,6 +253,7 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
                  "tm_meta": META_COL, "flags": R.FLAG_ENABLE_INPUT_D if op.enable_input_d else 0}
     stagings = [Staging() for _ in range(cg)]
     absolute = p.get("lbo_mode") == "absolute"        # both smem operands (K-major 128B, _row_valid)
+    lbo_set = p.get("lbo_mode") == "relative_lbo_set"
     if absolute:
         rec["flags"] |= R.FLAG_B_LBO_ABSOLUTE | (R.FLAG_A_LBO_ABSOLUTE if p["a_operand"] != "tmem" else 0)
     tile_seed = int(rng.integers(1 << 31))
@@ -255,10 +261,10 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
         tiles = np.random.default_rng(tile_seed)       # the same placement in every CTA (one descriptor)
         if p["a_operand"] != "tmem":
             rec["a_desc"] = _smem_tile(st, p["a_operand"], op.a_type, op.kind, logical.a[c * mc:(c + 1) * mc], tiles,
-                                       absolute=absolute)
+                                       absolute=absolute, lbo_set=lbo_set)
         cols = slice(c * nc, (c + 1) * nc) if cg == 2 else slice(None)
         rec["b_desc"] = _smem_tile(st, p["b_layout"], op.b_type, op.kind, logical.b[:, cols].T, tiles,
-                                   absolute=absolute)
+                                   absolute=absolute, lbo_set=lbo_set)
         if extra_smem is not None:
             rec.update(extra_smem(st))
     smem = [st.padded() for st in stagings]

@@ -95,6 +95,9 @@ def _group_axes(row: T.ShapeRow) -> dict[str, tuple]:
     }
 
 
+KMAJOR_SWIZZLED = ("sw32_k", "sw64_k", "sw128_k")
+
+
 def _row_valid(r: dict) -> bool:
     """Rules between the non-Table-39 axes (syntax blocks of §9.7.16.10.9.1-4)."""
     if r.get("ashift"):
@@ -102,6 +105,8 @@ def _row_valid(r: dict) -> bool:
         # .ashift appears only in the [a-tmem] forms.
         if r.get("a_operand") != "tmem" or r.get("collector") in ("a::fill", "a::use"):
             return False
+    if r.get("lbo_mode") == "relative_lbo_set" and r.get("b_layout") not in KMAJOR_SWIZZLED:
+        return False                    # nothing to set: B is not K-major swizzled
     if r.get("lbo_mode") == "absolute":
         # §9.7.16.3.1.2.1: absolute leading-dimension mode only with 128B swizzling
         if r.get("b_layout") != "sw128_k" or r.get("a_operand") not in ("tmem", "sw128_k"):
@@ -185,7 +190,7 @@ def case_id(base: Base, r: dict) -> str:
         (r["negate"] != "none", f"neg_{r['negate']}"), (r["selector"] != 0, f"sel{r['selector']}"),
         (r["scale_ids"] != (0, 0), f"sfid_a{r['scale_ids'][0]}b{r['scale_ids'][1]}"),
         (r["saturate"], "satfinite"), (r["max_shift"] != 0, f"max_shift{r['max_shift']}"),
-        (r["lbo_mode"] == "absolute", "lbo_absolute"),
+        (r["lbo_mode"] == "absolute", "lbo_absolute"), (r["lbo_mode"] == "relative_lbo_set", "kmajor_lbo_set"),
     ]
     return ".".join(parts + [text for on, text in extras if on])
 
@@ -246,6 +251,8 @@ def _smoke(rows) -> list[Case]:
             if base is not None:
                 picked.append((base, r))
                 covered |= new
+    for fam in dict.fromkeys(family(b.row) for b, _ in picked):
+        picked += lbo_set_variant([(b, r) for b, r in picked if family(b.row) == fam])
     return [make_mma_case(b, r) for b, r in picked]
 
 
@@ -273,6 +280,20 @@ def _exhaustive_pairs(row: T.ShapeRow) -> list[tuple]:
     return out
 
 
+def lbo_set_variant(pairs) -> list[tuple]:
+    """One more case after ``pairs``: the first with a K-major swizzled B and relative LBO, its
+    descriptors carrying an LBO other than 16 B (lbo_mode ``relative_lbo_set``). §9.7.16.3.1 says
+    the K-major swizzled LBO is "not used"; NOTES 5: a case that varies it tells whether hardware
+    ignores it. One per Table-39 row (per family at smoke), not a pairwise axis, so a hardware that
+    honours the field fails a few attributable cases instead of a quarter of the matrix."""
+    for base, r in pairs:
+        if r["b_layout"] in KMAJOR_SWIZZLED and r["lbo_mode"] == "relative":
+            variant = {**r, "lbo_mode": "relative_lbo_set"}
+            if _valid(base, variant):
+                return [(base, variant)]
+    return []
+
+
 def mma_cases(level: str) -> list[Case]:
     """Every MMA case of ``level`` in deterministic order (Table 39 row order)."""
     rows = T.TABLE_39
@@ -281,6 +302,7 @@ def mma_cases(level: str) -> list[Case]:
     out: list[Case] = []
     for row in rows:
         pairs = assign_cyclic(_bases(row), covering_rows(row), _valid)
+        pairs += lbo_set_variant(pairs)
         if level == "exhaustive":
             pairs += _exhaustive_pairs(row)
         out.extend(make_mma_case(b, r) for b, r in pairs)
