@@ -189,11 +189,5 @@ def compile_st(ins, q, k):
             regs = halves
         lanes, cols = acc.cells(m, fmap, "tmem_st_map", ctx)
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.st")
-        for st, n in zip(acc.starts.tolist(), acc.sizes.tolist(), strict=True):
-            sl = slice(st, st + n)
-            cta, ln, cl, vals = acc.cta[sl, None], lanes[sl], cols[sl], regs[sl]
-
-            def effect(cta=cta, ln=ln, cl=cl, vals=vals):
-                tc.tmem[cta, ln, cl] = vals
-            tc.issue_store(int(s.idx[st]), effect)
+        tc.issue_stores(np.repeat(s.idx[acc.starts], acc.sizes), acc.cta[:, None], lanes, cols, regs)
     return run
