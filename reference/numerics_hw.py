@@ -279,7 +279,7 @@ def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type:
         q_prod += _lowest_bit(sa) + _lowest_bit(sb)
     bound += [_nominal_max(c, d_type) - c_shift, prm.e_zero]
     q = min(q_prod, _lowest_bit(c) - c_shift)
-    if q == -NO_EXP:                                           # every term is zero
+    if q > -NO_EXP // 2:                                       # every term is zero
         q = prm.e_zero - prm.fraction_bits
     if q < max(bound) - prm.fraction_bits:
         return None
