@@ -36,6 +36,7 @@ D packing (§9.7.16.10.4.1, text): a sub-32-bit D element occupies the low bits 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -122,9 +123,17 @@ def d_location(layout: DatapathLayout, n: int, i, j, lane_offset: int = 0):
 
 
 def d_placement(layout: DatapathLayout, n: int, lane_offset: int = 0) -> np.ndarray:
-    """Array [M, N, 3] of (cta, lane, column) for every D[i][j], relative to the D address."""
+    """Array [M, N, 3] of (cta, lane, column) for every D[i][j], relative to the D address
+    (§9.7.16.10.5). Computed once per (layout, N, lane offset): the array is read-only."""
+    return _d_placement(layout, int(n), int(lane_offset))
+
+
+@functools.lru_cache(maxsize=512)
+def _d_placement(layout: DatapathLayout, n: int, lane_offset: int) -> np.ndarray:
     i, j = np.meshgrid(np.arange(layout.m), np.arange(n), indexing="ij")
-    return np.stack(d_location(layout, n, i, j, lane_offset), axis=-1)
+    out = np.stack(d_location(layout, n, i, j, lane_offset), axis=-1)
+    out.setflags(write=False)
+    return out
 
 
 def d_cells(m: int, n: int, cta_group: int, *, sparse: bool = False, ws: bool = False,

@@ -172,6 +172,8 @@ def _codes(f: Format, codes) -> np.ndarray:
     if not _is_integer_array(arr):
         raise _fail(f, expects_but_got(f"{f.name} code", "integers", arr.dtype.name))
     allowed = (1 << (f.container_bits if f.name in _IGNORED_BITS else f.bits)) - 1
+    if arr.dtype.kind in "iu" and (arr.size == 0 or (arr.min() >= 0 and arr.max() <= allowed)):
+        return arr.astype(f.code_dtype)            # fixed-width integers in range: no widening pass
     wide = _wide(arr)
     bad = (wide < 0) | (wide > allowed)
     if np.any(bad):

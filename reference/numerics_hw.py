@@ -29,6 +29,11 @@ each group sum is multiplied by its two scale significands and takes the exponen
 K larger than one step is processed as consecutive steps, each step's rounded D feeding the next
 as C. The step length L is 32 bytes of the A operand (MMA-Sim's ``L_max``); a dense MMA is one
 step except K = 96 (two: 64 + 32).
+
+Shortcut (same bits, :func:`lossless_step`): when every term of a step -- products, group sums
+and C -- is a multiple of 2^q with q >= E - F, E an upper bound of every element's e_max, step 2
+truncates nothing, so the exact sum (a float64 matrix product, exact while all partial sums stay
+below 2^(q + 53)) is rounded by the same step 4. Exact-by-construction inputs always qualify.
 """
 
 from __future__ import annotations
@@ -235,14 +240,68 @@ def _special(a, b, c, sa, sb) -> tuple[np.ndarray, np.ndarray] | None:
     return np.isnan(total), total
 
 
+def _nominal_max(values: np.ndarray, fmt: str) -> int:
+    """Largest nominal exponent (step 1) of the nonzero values; a very small number if none."""
+    x = np.abs(values[values != 0])
+    if x.size == 0:
+        return NO_EXP
+    _, e, _ = decompose(np.array([x.max()]), fmt)
+    return int(e[0])
+
+
+def _lowest_bit(values: np.ndarray) -> int:
+    """Smallest exponent q with a nonzero value = odd * 2^q, over the nonzero values (-NO_EXP if none)."""
+    x = np.abs(values[values != 0])
+    if x.size == 0:
+        return -NO_EXP
+    frac, e = np.frexp(x)
+    mant = np.ldexp(frac, 53).astype(np.int64)                 # exact: 53-bit significands
+    _, low = np.frexp((mant & -mant).astype(np.float64))       # lowest set bit = 2^(low - 1)
+    return int((e - 53 + low - 1).min())
+
+
+def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type: str, prm: HwParams,
+                  c_shift: int) -> np.ndarray | None:
+    """D values of one fused step (§9.7.16.10; module docstring, "Shortcut") when alignment
+    provably loses no bit, else None. Inputs finite; ``sa``/``sb`` scale values or None.
+
+    Bound: E = max(e_a + e_b (+ e_sA + e_sB), e_sA + e_sB (group sums), e_C - c_shift, e_zero) over
+    the largest nominal exponents bounds every element's e_max; q = the smallest lowest-set-bit
+    exponent over A (+ scales) times B and C * 2^-c_shift bounds every term's. Then each term is a
+    multiple of 2^(e_max - F) and truncation is the identity.
+    """
+    e_prod = _nominal_max(a, a_fmt) + _nominal_max(b, b_fmt)
+    q_prod = _lowest_bit(a) + _lowest_bit(b)
+    bound = [e_prod]
+    if sa is not None:
+        e_scale = _nominal_max(sa, scale_fmt) + _nominal_max(sb, scale_fmt)
+        bound = [e_prod + e_scale, e_scale]
+        q_prod += _lowest_bit(sa) + _lowest_bit(sb)
+    bound += [_nominal_max(c, d_type) - c_shift, prm.e_zero]
+    q = min(q_prod, _lowest_bit(c) - c_shift)
+    if q > -NO_EXP // 2:                                       # every term is zero
+        q = prm.e_zero - prm.fraction_bits
+    if q < max(bound) - prm.fraction_bits:
+        return None
+    aa = a if sa is None else a * sa                           # exact: scales are short (<= 4 bits)
+    bb = b if sb is None else b * sb
+    c_term = np.ldexp(c, -c_shift)
+    if (np.abs(aa) @ np.abs(bb) + np.abs(c_term)).max(initial=0.0) >= np.ldexp(1.0, q + 53):
+        return None                                            # a partial sum might round in float64
+    units = np.ldexp(aa @ bb + c_term, -q).astype(np.int64)    # the exact sum, in units of 2^q
+    return round_sum(units, np.full(units.shape, q, dtype=np.int64), d_type, prm.rounding)
+
+
 def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None, sb=None,
-             scale_fmt: str | None = None, c_shift: int = 0, step: int | None = None) -> np.ndarray:
+             scale_fmt: str | None = None, c_shift: int = 0, step: int | None = None,
+             shortcut: bool = True) -> np.ndarray:
     """D values (float64, exact in D; NaN = canonical) of one MMA on logical operand values.
 
     ``a`` M x K, ``b`` K x N (values after negation / sparsity / masking), ``c`` M x N in D's
     format (0 when enable-input-d is false), ``sa``/``sb`` scale values broadcast along K
     (M x K, K x N) for block-scaled kinds, ``c_shift`` = scale-input-d (C's exponent - s).
-    ``step`` overrides L (sparse MMAs pass 2 L).
+    ``step`` overrides L (sparse MMAs pass 2 L). ``shortcut=False`` always takes the term-by-term
+    path (steps 1-4) instead of :func:`lossless_step` where that applies (same bits).
     """
     prm = hw_params(kind, d_type)
     a, b, c = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
@@ -255,12 +314,19 @@ def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None
         sa_s = None if sa is None else np.asarray(sa, dtype=np.float64)[:, sl]
         sb_s = None if sb is None else np.asarray(sb, dtype=np.float64)[sl, :]
         special = _special(a_s, b_s, out, sa_s, sb_s)
+        shift = c_shift if k0 == 0 else 0
+        if special is None and shortcut:
+            res = lossless_step(a_s, b_s, out, sa_s, sb_s, a_fmt=a_fmt, b_fmt=b_fmt, scale_fmt=scale_fmt,
+                                d_type=d_type, prm=prm, c_shift=shift)
+            if res is not None:
+                out = res
+                continue
         safe = [np.where(np.isfinite(x), x, 0.0) if x is not None else None for x in (a_s, b_s, out, sa_s, sb_s)]
         if prm.group:
             terms = _group_terms(safe[0], safe[1], safe[3], safe[4], scale_fmt, prm.group, prm.fraction_bits)
         else:
             terms = _product_terms(safe[0], safe[1], a_fmt, b_fmt, safe[3], safe[4], scale_fmt, prm.fraction_bits)
-        res = _fused_step(terms, safe[2], d_type, prm, c_shift if k0 == 0 else 0)
+        res = _fused_step(terms, safe[2], d_type, prm, shift)
         if special is not None:
             nan, total = special
             res = np.where(nan, np.nan, np.where(np.isinf(total), total, res))

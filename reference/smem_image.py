@@ -62,19 +62,26 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     mn, k = codes.shape
     check_extents(mn, k)
     addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij")).ravel()
-    if np.unique(addresses).size != addresses.size:
+    ordered = np.sort(addresses)
+    if (ordered[1:] == ordered[:-1]).any():
         raise SpecError(SECTION, "canonical layout", expects_but_got(
             "layout", "distinct bits for distinct elements (LBO/SBO too small for the tile)", "overlapping elements"))
     lo = min(int(addresses.min()) // 128 * 16, layout.start_address)
     hi = int(addresses.max()) // 128 * 16 + 16
-    image_bits = np.unpackbits(np.full(hi - lo, fill, dtype=np.uint8), bitorder="little")
     flat = codes.ravel()
-    for b in range(bits):  # bit b of every element; positions are distinct (checked above)
-        image_bits[addresses + b - lo * 8] = (flat >> np.uint64(b)) & np.uint64(1)
-    image = np.packbits(image_bits, bitorder="little")
+    if bits % 8 == 0 and not (addresses % 8).any():      # whole bytes: write byte j of every element
+        image = np.full(hi - lo, fill, dtype=np.uint8)
+        starts = addresses // 8 - lo
+        for j in range(bits // 8):
+            image[starts + j] = (flat >> np.uint64(8 * j)) & np.uint64(0xFF)
+    else:
+        image_bits = np.unpackbits(np.full(hi - lo, fill, dtype=np.uint8), bitorder="little")
+        for b in range(bits):  # bit b of every element; positions are distinct (checked above)
+            image_bits[addresses + b - lo * 8] = (flat >> np.uint64(b)) & np.uint64(1)
+        image = np.packbits(image_bits, bitorder="little")
     if layout.storage.padded:  # padding bits of every touched unit are zero (TMA writes them)
         data_bytes = layout.storage.data_bits // 8
-        units = np.unique(addresses // 128 * 16 - lo)
+        units = np.unique(ordered // 128 * 16 - lo)
         for offset in range(data_bytes, 16):
             image[units + offset] = 0
     return SmemImage(lo, image.tobytes())

@@ -356,3 +356,66 @@ def test_params_table_has_a_source_for_every_row():
     for (_kind, d), prm in HW.HW_PARAMS.items():
         assert "mmasim" in prm.source and prm.fraction_bits in (25, 35)
         assert prm.rounding == ("rne" if d == "f16" else "rz")
+
+
+# ---------------------------------------------------------------------------------------------
+# hardware model: the lossless-step shortcut gives the term-by-term path's bits
+# ---------------------------------------------------------------------------------------------
+
+SHORTCUT = [("f16", "f16", "f16", "f32", 16), ("f16", "bf16", "bf16", "f16", 16), ("tf32", "tf32", "tf32", "f32", 8),
+            ("f8f6f4", "e4m3", "e2m1", "f32", 32), ("f8f6f4", "e5m2", "e3m2", "f16", 32), ("f16", "f16", "f16", "f32", 32)]
+
+
+def _finite_pool(fmt, spread):
+    codes = F.all_values(fmt)[0] if fmt != "tf32" else F.encode("tf32", F.decode("bf16", np.arange(1 << 16, dtype=np.uint16)[
+        np.isfinite(F.decode("bf16", np.arange(1 << 16, dtype=np.uint16)))]))
+    vals = F.decode(fmt, codes)
+    return vals[np.isfinite(vals) & (np.abs(vals) <= 2.0 ** spread) & ((vals == 0) | (np.abs(vals) >= 2.0 ** -spread))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(SHORTCUT), seed=st.integers(0, 2**32 - 1), spread=st.sampled_from([1, 3, 12, 40]),
+       c_shift=st.integers(0, 3))
+def test_hardware_shortcut_matches_term_by_term(case, seed, spread, c_shift):
+    """hardware model: hw_fused with and without the lossless shortcut give the same bits, on
+    operands from a narrow (shortcut taken) to a wide (shortcut declines) exponent range; K = 32
+    with f16 is two steps (the second step's C is the first step's rounded D)."""
+    kind, af, bf, d, k = case
+    rng = np.random.default_rng(seed)
+    a = rng.choice(_finite_pool(af, spread), (8, k))
+    b = rng.choice(_finite_pool(bf, spread), (k, 6))
+    c = F.decode(d, F.encode(d, rng.integers(-40, 41, (8, 6)) * 2.0 ** int(rng.integers(-30, 4))))
+    shift = c_shift if kind in ("f16", "tf32") else 0
+    fast = HW.hw_fused(kind, d, a, b, c, a_fmt=af, b_fmt=bf, c_shift=shift)
+    slow = HW.hw_fused(kind, d, a, b, c, a_fmt=af, b_fmt=bf, c_shift=shift, shortcut=False)
+    assert (HW.d_codes(fast, d) == HW.d_codes(slow, d)).all()
+
+
+@pytest.mark.parametrize("kind,af,s_fmt,sf", [("mxf8f6f4", "e4m3", "ue8m0", 1), ("mxf4", "e2m1", "ue8m0", 2),
+                                              ("mxf4nvf4", "e2m1", "ue4m3", 4)])
+@pytest.mark.parametrize("spread", [1, 20])
+def test_hardware_shortcut_matches_term_by_term_block_scaled(kind, af, s_fmt, sf, spread):
+    """hardware model, block-scaled kinds (group sums for mxf4*): shortcut == term-by-term path."""
+    rng = np.random.default_rng(spread + sf)
+    k = 32 if kind == "mxf8f6f4" else 64
+    a, b = rng.choice(_finite_pool(af, 3), (8, k)), rng.choice(_finite_pool(af, 3), (k, 6))
+    if s_fmt == "ue8m0":
+        sac, sbc = rng.integers(127 - spread, 128 + spread, (8, sf)), rng.integers(127 - spread, 128 + spread, (sf, 6))
+    else:
+        sac, sbc = rng.integers(0x30, 0x30 + 3 * spread, (8, sf)), rng.integers(0x30, 0x30 + 3 * spread, (sf, 6))
+    sa = np.repeat(F.decode(s_fmt, sac), k // sf, axis=1)
+    sb = np.repeat(F.decode(s_fmt, sbc), k // sf, axis=0)
+    c = F.decode("f32", F.encode("f32", rng.integers(-40, 41, (8, 6)) * 0.25))
+    args = dict(a_fmt=af, b_fmt=af, sa=sa, sb=sb, scale_fmt=s_fmt)
+    fast = HW.hw_fused(kind, "f32", a, b, c, **args)
+    slow = HW.hw_fused(kind, "f32", a, b, c, **args, shortcut=False)
+    assert (HW.d_codes(fast, "f32") == HW.d_codes(slow, "f32")).all()
+
+
+def test_hardware_shortcut_is_taken_on_small_integers():
+    """The shortcut applies to exact-by-construction-like inputs (what makes the oracle fast)."""
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(-3, 4, (128, 16)).astype(float), rng.integers(-3, 4, (16, 256)).astype(float)
+    got = HW.lossless_step(a, b, np.zeros((128, 256)), None, None, a_fmt="f16", b_fmt="f16", scale_fmt=None,
+                           d_type="f32", prm=HW.hw_params("f16", "f32"), c_shift=0)
+    assert got is not None and (got == a @ b).all()

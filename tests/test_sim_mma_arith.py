@@ -19,7 +19,7 @@ def hw_codes(case):
         if case.enable_input_d else np.zeros(case.c.shape)
     v = HW.hw_fused(case.kind, case.d_type, a, b, np.asarray(c, dtype=np.float64), a_fmt=case.a_type,
                     b_fmt=case.b_type, sa=sa, sb=sb, scale_fmt=case.scale_type,
-                    c_shift=case.scale_input_d if case.enable_input_d else 0)
+                    c_shift=case.scale_input_d if case.enable_input_d else 0, shortcut=False)
     return HW.d_codes(v, case.d_type).astype(np.uint32)
 
 

@@ -33,14 +33,16 @@ SMEM_FILL = 0xA5          # shared memory starts as this byte (hardware: stale d
 
 class Sel:
     """The threads executing an instruction together: ``ix`` indexes per-thread rows (a slice
-    for "every thread of the batch", else an index array), ``idx`` the thread numbers, ``n``."""
+    for "every thread of the batch", else an index array), ``idx`` the thread numbers, ``n``;
+    ``memo``: values derived from the (never modified) selection alone, e.g. its warp runs."""
 
-    __slots__ = ("ix", "idx", "n")
+    __slots__ = ("ix", "idx", "n", "memo")
 
     def __init__(self, ix, idx: np.ndarray) -> None:
         self.ix = ix
         self.idx = idx
         self.n = int(idx.size)
+        self.memo: dict = {}
 
     def narrow(self, mask: np.ndarray) -> Sel | None:
         """The threads where ``mask`` (one bool per selected thread) is true; None if none."""

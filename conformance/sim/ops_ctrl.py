@@ -200,7 +200,15 @@ def compile_cluster_wait(ins, q, k):
 # -- warp-level ---------------------------------------------------------------------------------
 
 def warp_segments(m, s):
-    """(start offsets of each warp's run in ``s``, warp of each run, run lengths); ``s`` is sorted."""
+    """(start offsets of each warp's run in ``s``, warp of each run, run lengths); ``s`` is sorted.
+    Kept in ``s.memo`` (a machine's warp numbering never changes)."""
+    got = s.memo.get("warp_segments")
+    if got is None:
+        got = s.memo["warp_segments"] = _warp_segments(m, s)
+    return got
+
+
+def _warp_segments(m, s):
     w = m.warp_of[s.ix]
     first = np.ones(s.n, dtype=bool)
     first[1:] = w[1:] != w[:-1]

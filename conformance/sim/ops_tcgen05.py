@@ -61,6 +61,21 @@ class Pending:
     effect: Callable[[], None]
 
 
+@dataclass
+class PendingStores:
+    """The Tensor Memory writes of one ``tcgen05.st`` execution, one row per selected thread:
+    ``key`` is the thread that owns the row's store (its warp's first thread, the one whose
+    ``wait::st`` applies it), ``cta``/``lanes``/``cols``/``vals`` the cells and values
+    (``[row, entry]``), ``pending`` the rows not yet applied."""
+
+    key: np.ndarray
+    cta: np.ndarray
+    lanes: np.ndarray
+    cols: np.ndarray
+    vals: np.ndarray
+    pending: np.ndarray
+
+
 class TensorCore:
     """Tensor Memory, allocations and pending asynchronous operations of a machine's CTAs."""
 
@@ -71,7 +86,7 @@ class TensorCore:
         self.last_ncols: list[int | None] = [None] * m.ncta
         self.relinquished = np.zeros(m.ncta, dtype=bool)
         self.queues: dict[int, list[Pending]] = {}        # pipeline key -> pending effects
-        self.stores: dict[int, list[Callable[[], None]]] = {}
+        self.stores: list[PendingStores] = []              # tcgen05.st batches, in issue order
         self.seq = 0
         self._mask: np.ndarray | None = None                # cached allocated-column mask
         self.collectors: dict = {}                         # (cta, buffer) -> operand kept by ::fill
@@ -171,14 +186,31 @@ class TensorCore:
         while queue and queue[0].seq <= last:
             queue.pop(0).effect()
 
-    def issue_store(self, thread: int, effect: Callable[[], None]) -> None:
+    def issue_stores(self, key: np.ndarray, cta, lanes, cols, vals) -> None:
+        """Queue the cells of one ``tcgen05.st`` (rows owned by the threads ``key``, see
+        :class:`PendingStores`); they are written at the owners' ``tcgen05.wait::st``."""
         self.m.epoch += 1
-        self.stores.setdefault(thread, []).append(effect)
+        rows = np.broadcast_to(np.asarray(key), (np.shape(lanes)[0],))
+        self.stores.append(PendingStores(rows, np.broadcast_to(cta, np.shape(lanes)), lanes, cols, vals,
+                                         np.ones(rows.shape, dtype=bool)))
 
     def wait_stores(self, threads) -> None:
-        for t in np.asarray(threads).tolist():
-            for effect in self.stores.pop(t, []):
-                effect()
+        """Apply, in issue order, the queued stores owned by ``threads`` (§9.7.16.8.4 wait::st).
+
+        Each warp's stores land in its own issue order; stores of different warps to one cell
+        without synchronisation race on hardware, and land here in issue order."""
+        threads = np.asarray(threads)
+        keep = []
+        for batch in self.stores:
+            mine = batch.pending & np.isin(batch.key, threads)
+            if mine.all():
+                self.tmem[batch.cta, batch.lanes, batch.cols] = batch.vals
+                continue
+            if mine.any():
+                self.tmem[batch.cta[mine], batch.lanes[mine], batch.cols[mine]] = batch.vals[mine]
+                batch.pending = batch.pending & ~mine
+            keep.append(batch)
+        self.stores = keep
 
 
 def tensor_core(m) -> TensorCore:

@@ -94,9 +94,11 @@ class WarpAccess:
                            f"passes 0x{int(a[j]):x}, its warp 0x{int(first[j]):x})")
         self.starts, self.sizes = starts, sizes
         self.lane0, self.col0 = (a >> 16) & 0xFFFF, a & 0xFFFF
-        self.cta = m.cta_of[s.ix]
-        self.tid = m.lane_of[s.ix]
-        self.warp = (m.tid_of[s.ix] // WARP) % 4          # warp of the warpgroup (§9.7.16.8.1)
+        rows = s.memo.get("warp_access")
+        if rows is None:            # per selection: its threads' CTA, lane, warp of the warpgroup
+            rows = s.memo["warp_access"] = (m.cta_of[s.ix], m.lane_of[s.ix], (m.tid_of[s.ix] // WARP) % 4)
+        self.cta, self.tid, self.warp = rows          # warp of the warpgroup: §9.7.16.8.1
+        self.memo = s.memo
         self.what = what
 
     def cells(self, m, fmap: np.ndarray, hook: str, ctx: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +109,11 @@ class WarpAccess:
                 w = m.faults.apply(hook, fmap.copy(), warp=int(self.warp[st]), cta=int(self.cta[st]), **ctx)
                 per[st:st + n] = np.asarray(w, dtype=np.int64)[self.tid[st:st + n]]
         else:
-            per = fmap[self.tid]
+            key = ("fragment_rows", id(fmap))
+            got = self.memo.get(key)
+            if got is None or got[0] is not fmap:
+                got = self.memo[key] = (fmap, fmap[self.tid])
+            per = got[1]
         lanes = self.lane0[:, None] + per[..., 0]
         cols = self.col0[:, None] + per[..., 1]
         quarter = lanes // 32
@@ -189,11 +195,5 @@ def compile_st(ins, q, k):
             regs = halves
         lanes, cols = acc.cells(m, fmap, "tmem_st_map", ctx)
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.st")
-        for st, n in zip(acc.starts.tolist(), acc.sizes.tolist(), strict=True):
-            sl = slice(st, st + n)
-            cta, ln, cl, vals = acc.cta[sl, None], lanes[sl], cols[sl], regs[sl]
-
-            def effect(cta=cta, ln=ln, cl=cl, vals=vals):
-                tc.tmem[cta, ln, cl] = vals
-            tc.issue_store(int(s.idx[st]), effect)
+        tc.issue_stores(np.repeat(s.idx[acc.starts], acc.sizes), acc.cta[:, None], lanes, cols, regs)
     return run
