@@ -48,6 +48,7 @@ import numpy as np
 
 from reference.datapath_layouts import DatapathLayout, d_location
 from reference.errors import SpecError, expects_but_got
+from reference.tables import SCALE_IDS_BY_SF
 from reference.tmem_packing import (
     bytes_to_words,
     container_byte,
@@ -174,7 +175,7 @@ def scale_factor_span(mn: int, sf: int, scale_id: int) -> int:
 
 def check_scale_id(sf: int, scale_id: int) -> None:
     """1X: 0-3; 2X: 0, 2; 4X: 0 (byte offset with b % SF == 0, b + SF <= 4); K = 96: 3 -> 0-3, 6 -> 0, 2."""
-    legal = {1: (0, 1, 2, 3), 2: (0, 2), 4: (0,), 3: (0, 1, 2, 3), 6: (0, 2)}.get(sf)
+    legal = SCALE_IDS_BY_SF.get(sf)
     if legal is None:
         raise SpecError(SECTION_SF, "scale factors per row", expects_but_got("scale factors per row", "1, 2, 3, 4 or 6", sf))
     if scale_id not in legal:
