@@ -54,7 +54,7 @@ def apply_shift(m, tc, cta: int, lane: int, col: int, sources: np.ndarray, cols:
     past it, up to lane 127)."""
     src = np.asarray(sources)
     lanes = tc.tmem.shape[1]
-    block = tc.tmem[cta, lane:min(lane + max(SHIFT_ROWS, int(src.max()) + 1), lanes), col:col + cols].copy()
+    block = tc.tmem[cta, lane:lane + SHIFT_ROWS, col:col + cols].copy()      # sources index these 32 rows
     rows = min(len(src), lanes - lane)
     tc.tmem[cta, lane:lane + rows, col:col + cols] = block[src[:rows]]
 
