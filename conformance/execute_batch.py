@@ -14,6 +14,7 @@ A launch that crashes or times out is rerun one case per launch so the status la
 from __future__ import annotations
 
 import bisect
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,19 @@ from reference.targets import ptx_version
 
 MAX_BATCH = {"sim": 64, "cuda": 4096}
 KEEP_GROUPS = 8
+_PLAN: set[int] | None = None      # id() of the items a batch may take along (restrict_batches)
+
+
+@contextlib.contextmanager
+def restrict_batches(items):
+    """Inside the block a launch batches only ``items`` (the mutation score runs a chosen subset
+    of the session's cases; batching the others along would be wasted work)."""
+    global _PLAN
+    saved, _PLAN = _PLAN, {id(it) for it in items}
+    try:
+        yield
+    finally:
+        _PLAN = saved
 
 
 @dataclass(frozen=True)
@@ -111,6 +125,8 @@ class ExecutionService:
         queued = _worker_queue(item.config)
         if queued is not None:
             later = [i for i in later if i in queued]
+        if _PLAN is not None:
+            later = [i for i in later if id(session.items[i]) in _PLAN]
         out = [xcase]
         for i in later[:MAX_BATCH.get(self.kind, 256) - 1]:
             other = _exec_case(session.items[i])

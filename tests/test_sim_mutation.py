@@ -101,3 +101,59 @@ def test_smem_units_hook_moves_units_of_the_reference_read():
     swapped = read(image, layout.descriptor(), 8, 16, "f16", "K", units=lambda a, u: np.where(u == 0, a + 16, a - 16))
     assert (swapped[:, :8] == codes[:, 8:]).all() and (swapped[:, 8:] == codes[:, :8]).all()
 
+
+
+# -- the dry run (ProbeSet) that picks the cases a fault runs in ----------------------------------
+
+def test_probe_passes_values_through_and_records_effects_per_cluster():
+    from conformance.sim.faults import ProbeSet
+
+    def in_place(v, ctx):            # alters its argument: must not reach the simulator's value
+        v[0] = 99
+        return v
+
+    def boom(v, ctx):
+        raise RuntimeError("fault bug")
+    probe = ProbeSet([Fault("noop", "shift", lambda v, c: v), Fault("inplace", "shift", in_place),
+                      Fault("odd-only", "shift", lambda v, c: v[::-1] if c.cta % 2 else v),
+                      Fault("boom", "mma_result", boom)])
+    probe.batch(np.array([10, 11]), cluster_size=2)          # machine CTAs 0,1 -> case 10; 2,3 -> 11
+    src = np.arange(4)
+    for cta in range(4):
+        out = probe.apply("shift", src, op="shift", rows=4, instr="", cta=cta)
+        assert out is src and (src == np.arange(4)).all()
+    probe.apply("mma_result", src, cta=2)
+    assert probe.effects == {("inplace", 10), ("inplace", 11), ("odd-only", 10), ("odd-only", 11), ("boom", 11)}
+    probe.take([f"c{i}" for i in range(12)])
+    assert probe.by_case == {"c10": {"inplace", "odd-only"}, "c11": {"inplace", "odd-only", "boom"}}
+    assert probe.effects == set()
+
+
+def test_same_value_compares_arrays_dataclasses_and_events():
+    from conformance.sim.faults import MbarrierEvent, same_value
+
+    assert same_value(np.arange(3, dtype=np.uint32), np.arange(3, dtype=np.int64))
+    assert not same_value(np.arange(3), np.arange(4))
+    assert not same_value(np.arange(3), np.arange(3)[::-1])
+    ev = MbarrierEvent("arrive", 0, 64)
+    assert same_value(ev, MbarrierEvent("arrive", 0, 64))
+    assert not same_value(ev, None) and not same_value(ev, MbarrierEvent("arrive", 0, 64, count=2))
+
+
+def test_dry_run_selection_agrees_with_running_every_case():
+    """Soundness of running a fault only where the dry run saw it change a value: on real execution
+    cases, the first catching case is the same as with --exhaustive (which runs every passing case
+    in the same order), fault by fault."""
+    only = ("negate-b-ignored,shift-ignored,ld-16x64b-register-order-swapped,cp-nibble-order-swapped,"
+            "commit-arrives-early,swizzle-64B-read-as-32B,disable-output-lane-off-by-one,n-off-by-8,"
+            "tf32-rounded-instead-of-truncated,expect-tx-ignored")
+    base = [sys.executable, "-m", "conformance.cli", "mutation-score", "--level", "smoke",
+            "-k", "m128n8 or cp_shift or ld_st or commit", "--only", only]
+    fast = subprocess.run(base, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    full = subprocess.run(base + ["--exhaustive"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert fast.returncode == 0 and full.returncode == 0, fast.stderr + full.stderr
+
+    def verdicts(out):
+        return [ln.split("  (")[0] for ln in out.splitlines() if ln.startswith(("caught", "survived"))]
+    assert verdicts(fast.stdout) == verdicts(full.stdout)
+    assert verdicts(fast.stdout)[-1].startswith("caught ") and "/10" in verdicts(fast.stdout)[-1]

@@ -4,7 +4,9 @@ Runs the execution tier (pytest marker ``execute``, ``--device sim``) on the sim
 without faults, then once per fault until the first case fails; prints ``caught NAME by CASE`` or
 ``survived NAME`` per fault and ``caught X/Y`` as the last line. Faults: the built-in catalogue
 (``conformance.sim.fault_catalogue``), or with ``--faults-from`` the ``FAULTS`` of those files
-(``--with-builtin`` adds the catalogue). ``-j N`` splits the cases into N stride shards run by N
+(``--with-builtin`` adds the catalogue). The fault-free baseline is also a dry run of every fault,
+and a fault runs only in the cases where it changes a decoded value (``--exhaustive``: in all);
+a survivor says how many cases it changes values in. ``-j N`` splits the cases into N stride shards run by N
 processes (each: baseline, then every fault until its first failing case); a fault is caught when
 any shard catches it (the lowest shard's case is printed). Exit code 0 (a score is a measurement,
 not a verdict), 2 for bad input, pytest's collection error code when collection fails.
@@ -42,6 +44,9 @@ def register(subparsers) -> None:
                              "are behaviours the spec tolerance allows but the bit-exact sm_100 model does not)")
     parser.add_argument("-j", "--jobs", type=int, default=1, metavar="N",
                         help="run N processes, each on a stride shard of the cases (default 1)")
+    parser.add_argument("--exhaustive", action="store_true",
+                        help="run every passing case under every fault, not only the cases the dry run "
+                             "shows the fault changes a value in (for fault functions that keep state)")
     parser.add_argument("--shard", help=argparse.SUPPRESS)           # set by -j for its workers
     parser.add_argument("--json-out", help=argparse.SUPPRESS)        # worker result file
     parser.set_defaults(func=handle)
@@ -72,6 +77,8 @@ def _worker_argv(args, shard: str, out: Path) -> list[str]:
         argv += ["--faults-from", str(Path(path).resolve())]
     if args.with_builtin:
         argv.append("--with-builtin")
+    if args.exhaustive:
+        argv.append("--exhaustive")
     for flag, value in (("--only", args.only), ("--tests", args.tests), ("-k", args.keyword)):
         if value:
             argv += [flag, str(Path(value).resolve()) if flag == "--tests" else value]
@@ -96,11 +103,14 @@ def _parallel(args, faults) -> int:
             results.append(json.loads(out.read_text()))
         for log in logs:
             log.close()
+    from conformance.mutation import line
+
     caught = 0
     for f in faults:
         by = next((r["caught_by"][f.name] for r in results if r["caught_by"].get(f.name)), None)
         caught += by is not None
-        print(f"caught   {f.name}  by {by}" if by else f"survived {f.name}")
+        counts = [r.get("triggered", {}).get(f.name) for r in results]
+        print(line(f.name, by, None if None in counts else sum(counts)))
     passing = sum(r["baseline_pass"] for r in results)
     others = [o for r in results for o in r["baseline_other"]]
     if others:
@@ -134,12 +144,12 @@ def handle(args) -> int:
     def progress(text: str) -> None:
         print(text, flush=True)
 
-    code, result = mutation_score(pytest_args, faults, progress)
+    code, result = mutation_score(pytest_args, faults, progress, exhaustive=args.exhaustive)
     if code not in (0, 1, 5):
         print(f"pytest exited with {code} (collection or usage error)", file=sys.stderr)
         return code
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps({"caught_by": result.caught_by,
+        Path(args.json_out).write_text(json.dumps({"caught_by": result.caught_by, "triggered": result.triggered,
                                                    "baseline_pass": len(result.baseline_pass),
                                                    "baseline_other": result.baseline_other}))
     others = result.baseline_other

@@ -32,7 +32,7 @@ import conformance.sim.ops_tcgen05_mma  # noqa: F401
 from conformance.sim import scheduler
 from conformance.sim.compiler import KernelProgram
 from conformance.sim.errors import Livelock, SimError, StepLimit, UnimplementedError
-from conformance.sim.faults import Fault, FaultSet, load_faults
+from conformance.sim.faults import Fault, FaultSet, ProbeSet, load_faults
 from conformance.sim.machine import Geometry, Machine
 from conformance.sim.memory import GlobalMemory
 from conformance.sim.ptx_parser import Module, parse_ptx
@@ -146,6 +146,8 @@ class SimDevice:
         total = geometry.total_clusters
         for first in range(0, total, self.batch_clusters):
             clusters = np.arange(first, min(first + self.batch_clusters, total))
+            if isinstance(faults, ProbeSet):
+                faults.batch(clusters, geometry.cluster_size)
             machine = Machine(program, geometry, clusters, self.memory, packed, faults,
                               shared_bytes=shared_bytes, max_steps=self.max_steps,
                               livelock_spins=self.livelock_spins)
@@ -168,6 +170,9 @@ class SimDevice:
         try:
             plan = plan_arena(case_records, buffers, ctas, base=base)
             self.memory.write(base, plan.host_image(case_records, buffers))
+            probe = self.active_faults if isinstance(self.active_faults, ProbeSet) else None
+            if probe is not None:
+                probe.effects = set()
             try:
                 seconds = self.run(module, kernel_name, [base, len(buffers)], geometry.grid, geometry.block,
                                    geometry.cluster, shared_bytes)
@@ -175,6 +180,9 @@ class SimDevice:
                 raise CaseTimeout(ids, f"{kernel_name}: {exc}") from exc
             except SimError as exc:
                 raise CaseCrash(ids, f"{kernel_name}: {type(exc).__name__}: {exc}") from exc
+            finally:
+                if probe is not None:
+                    probe.take(ids)
             image = self.memory.read(base, plan.total)
         finally:
             self.memory.free(base)
@@ -182,11 +190,13 @@ class SimDevice:
 
 
 @contextlib.contextmanager
-def override_faults(faults: Iterable[Fault]):
+def override_faults(faults: Iterable[Fault], probe: bool = False):
     """Every SimDevice of this process launches with exactly ``faults`` inside the block (the
-    mutation score switches faults between cases without re-creating session fixtures)."""
+    mutation score switches faults between cases without re-creating session fixtures).  With
+    ``probe`` the faults only record where they would change something (:class:`ProbeSet`; the
+    block yields it, ``by_case`` filled per launched case)."""
     global _OVERRIDE, _GENERATION
-    saved, _OVERRIDE = _OVERRIDE, FaultSet(faults)
+    saved, _OVERRIDE = _OVERRIDE, (ProbeSet(faults) if probe else FaultSet(faults))
     _GENERATION += 1
     try:
         yield _OVERRIDE

@@ -11,11 +11,15 @@ A fault file is a Python module defining ``FAULTS = [Fault(...), ...]``; load it
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import importlib.util
 import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,93 @@ class FaultSet:
 
 
 NO_FAULTS = FaultSet()
+
+
+class ProbeSet(FaultSet):
+    """A dry run of faults: every hook value passes through *unchanged*, and each fault is tried on
+    a copy of it to record where it would have changed a decoded effect.
+
+    ``effects`` collects ``(fault name, cluster)`` pairs (``cluster`` is the launch-wide cluster
+    index, i.e. the case, per docs/kernel-abi.md; ``None`` where a hook gave no ``cta``).  A fault
+    that raises counts as an effect.  The mutation score uses it: on a deterministic simulator, a
+    case in which a (pure) fault returns its input at every hook application runs exactly as
+    without the fault, so it cannot catch it and need not be run under it.
+    """
+
+    def __init__(self, faults: Iterable[Fault] = ()) -> None:
+        super().__init__(faults)
+        self.effects: set[tuple[str, int | None]] = set()
+        self.by_case: dict[str, set[str]] = {}       # case ID -> faults with an effect (see take)
+        self._clusters = None
+        self._cluster_size = 1
+
+    def batch(self, clusters, cluster_size: int) -> None:
+        """The clusters of the launch the next hook calls come from (machine-local CTA -> cluster)."""
+        self._clusters = clusters
+        self._cluster_size = max(int(cluster_size), 1)
+
+    def take(self, case_ids) -> None:
+        """Move ``effects`` of a finished launch into ``by_case`` (cluster ``i`` runs case ``i``)."""
+        for name, cluster in self.effects:
+            hit = case_ids if cluster is None or not 0 <= cluster < len(case_ids) else [case_ids[cluster]]
+            for cid in hit:
+                self.by_case.setdefault(cid, set()).add(name)
+        self.effects = set()
+
+    def _cluster(self, cta) -> int | None:
+        if cta is None or self._clusters is None:
+            return None
+        i = int(cta) // self._cluster_size
+        return int(self._clusters[i]) if 0 <= i < len(self._clusters) else None
+
+    def apply(self, hook: str, value, **ctx):
+        faults = self._by_hook.get(hook)
+        if not faults:
+            return value
+        where = self._cluster(ctx.get("cta"))
+        for f in faults:
+            if (f.name, where) in self.effects:
+                continue
+            ns = types.SimpleNamespace(**{k: _private(v) for k, v in ctx.items()})
+            try:
+                changed = not same_value(f.fn(_private(value), ns), value)
+            except Exception:  # noqa: BLE001  (a fault that raises would crash the launch: an effect)
+                changed = True
+            if changed:
+                self.effects.add((f.name, where))
+        return value
+
+
+def _private(v):
+    """A copy a fault may alter in place without touching the simulator's own value."""
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    if isinstance(v, (int, float, str, bytes, bool, type(None))) or callable(v):
+        return v
+    try:
+        return copy.deepcopy(v)
+    except Exception:  # noqa: BLE001
+        return v
+
+
+def same_value(a, b) -> bool:
+    """Whether a fault's output equals its input (arrays by shape and values, dataclasses by field)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and bool(np.array_equal(a, b))
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        if type(a) is not type(b):
+            return False
+        return all(same_value(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    try:
+        eq = a == b
+        return bool(np.all(eq)) if isinstance(eq, np.ndarray) else bool(eq)
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def load_faults(path: str | Path) -> tuple[Fault, ...]:
