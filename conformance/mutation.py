@@ -39,7 +39,7 @@ class MutationResult:
     """Per fault (in order): the node ID of the first case that caught it, or None."""
 
     caught_by: dict[str, str | None] = field(default_factory=dict)
-    triggered: dict[str, int] = field(default_factory=dict)     # fault -> passing cases it triggers in
+    triggered: dict[str, int] = field(default_factory=dict)     # fault -> passing cases run under it
     baseline_pass: list[str] = field(default_factory=list)
     baseline_other: list[tuple[str, str]] = field(default_factory=list)   # (node ID, outcome)
 
@@ -120,7 +120,7 @@ def line(name: str, caught: str | None, triggered: int | None = None) -> str:
     if triggered == 0:
         return f"survived {name}  (changes no decoded value in any passing case: no case exercises it)"
     if triggered is not None:
-        return f"survived {name}  (changes decoded values in {triggered} case(s); none of them fails)"
+        return f"survived {name}  (ran in the {triggered} case(s) it could change; none fails)"
     return f"survived {name}"
 
 

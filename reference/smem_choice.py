@@ -20,6 +20,8 @@ The base offset is the Table 41 value for the address where the tile's swizzle p
 
 from __future__ import annotations
 
+import functools
+
 from reference.errors import SpecError, expects_but_got
 from reference.smem_descriptor import ADDRESS_LIMIT, base_offset_for
 from reference.smem_layout import (
@@ -49,6 +51,7 @@ def compact_strides(major: str, swizzle: str, per_unit: int, mn: int) -> tuple[i
     return geo.atom_bytes, geo.atom_bytes * atoms_mn
 
 
+@functools.lru_cache(maxsize=1024)
 def choose_layout(major: str, swizzle: str, dtype: str, mn: int, k: int, start_address: int = 0, *,
                   kind: str | None = None, pattern_start: int | None = None,
                   continuation_address: int | None = None) -> SmemLayout:

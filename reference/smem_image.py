@@ -15,6 +15,7 @@ the two readings of the spec against each other.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,23 @@ class SmemImage:
 # pack: logical matrix -> image (addresses from SmemLayout)
 # ---------------------------------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=512)
+def _pack_plan(layout: SmemLayout, mn: int, k: int):
+    """(bit address of each element (row-major, read-only), touched unit offsets, lo, hi) of an
+    mn×k tile in ``layout``; SpecError when two elements share bits.  Depends on the layout only."""
+    check_extents(mn, k)
+    addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij")).ravel()
+    ordered = np.sort(addresses)
+    if (ordered[1:] == ordered[:-1]).any():
+        raise SpecError(SECTION, "canonical layout", expects_but_got(
+            "layout", "distinct bits for distinct elements (LBO/SBO too small for the tile)", "overlapping elements"))
+    lo = min(int(addresses.min()) // 128 * 16, layout.start_address)
+    hi = int(addresses.max()) // 128 * 16 + 16
+    units = np.unique(ordered // 128 * 16 - lo)
+    addresses.flags.writeable = False
+    units.flags.writeable = False
+    return addresses, units, lo, hi
+
 def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     """Image of the mn×k matrix ``codes`` (raw element codes, unsigned) stored in ``layout``.
 
@@ -60,14 +78,7 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     if int(codes.max()) >> bits:
         raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
     mn, k = codes.shape
-    check_extents(mn, k)
-    addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij")).ravel()
-    ordered = np.sort(addresses)
-    if (ordered[1:] == ordered[:-1]).any():
-        raise SpecError(SECTION, "canonical layout", expects_but_got(
-            "layout", "distinct bits for distinct elements (LBO/SBO too small for the tile)", "overlapping elements"))
-    lo = min(int(addresses.min()) // 128 * 16, layout.start_address)
-    hi = int(addresses.max()) // 128 * 16 + 16
+    addresses, units, lo, hi = _pack_plan(layout, mn, k)
     flat = codes.ravel()
     if bits % 8 == 0 and not (addresses % 8).any():      # whole bytes: write byte j of every element
         image = np.full(hi - lo, fill, dtype=np.uint8)
@@ -81,7 +92,6 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
         image = np.packbits(image_bits, bitorder="little")
     if layout.storage.padded:  # padding bits of every touched unit are zero (TMA writes them)
         data_bytes = layout.storage.data_bits // 8
-        units = np.unique(ordered // 128 * 16 - lo)
         for offset in range(data_bytes, 16):
             image[units + offset] = 0
     return SmemImage(lo, image.tobytes())
@@ -168,8 +178,14 @@ def read(image: SmemImage, descriptor: SmemDescriptor | int, mn: int, k: int, dt
         raise SpecError(SECTION, "shared memory image", expects_but_got(
             "addresses of the tile", f"inside the image [{image.base_address:#x}, {image.end_address:#x})",
             f"[{int(unit.min()):#x}, {int(unit.max()) + 16:#x})"))
-    image_bits = np.unpackbits(np.frombuffer(image.data, dtype=np.uint8), bitorder="little")
+    data = np.frombuffer(image.data, dtype=np.uint8)
     out = np.zeros(first_bit.shape, dtype=np.uint64)
+    if storage.bits % 8 == 0 and not (first_bit % 8).any():     # whole bytes: gather byte j of each element
+        first_byte = first_bit // 8
+        for j in range(storage.bits // 8):
+            out |= data[first_byte + j].astype(np.uint64) << np.uint64(8 * j)
+        return out
+    image_bits = np.unpackbits(data, bitorder="little")
     for b in range(storage.bits):
         out |= image_bits[first_bit + b].astype(np.uint64) << np.uint64(b)
     return out

@@ -249,7 +249,7 @@ def same_value(a, b) -> bool:
             return False
         return all(same_value(getattr(a, f.name), getattr(b, f.name)) for f in dataclasses.fields(a))
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b, strict=True))
     try:
         eq = a == b
         return bool(np.all(eq)) if isinstance(eq, np.ndarray) else bool(eq)

@@ -13,6 +13,8 @@ from generators.ptx import record as R
 from generators.ptx.hooks import TmemOp
 from generators.ptx.kernel import ERR_TIMEOUT, WAIT_BOUND, Ctx, rec
 
+CHUNK = 16          # columns per preload/readback tcgen05.st/ld (.32x32b.x16)
+
 
 def _stage(n: int) -> str:
     return f"mov.u32 %stage, {n};"
@@ -174,7 +176,9 @@ def _region_loop(ctx: Ctx, kind: str) -> list[str]:
     """Loop over the record's TMEM regions (preload: st from in; readback: ld to out).
 
     One runtime loop over the slots and one over the columns of each slot, so the kernel stays
-    small whatever the number of regions. Region i of slot list ``preload``: {tmem_rel, ncols,
+    small whatever the number of regions: 16 columns per ``.32x32b.x16`` access while 16 are left,
+    then one per ``.x1`` (same TMEM cells and words as 16 ``.x1`` accesses, §9.7.16.8.3: thread t of
+    warp w reads lane 32w + t, register i = column base + i). Region i of slot list ``preload``: {tmem_rel, ncols,
     in_offset} (stride 12 bytes); of ``readback``: {tmem_rel, ncols} (stride 8 bytes).
     """
     preload = kind == "preload"
@@ -183,6 +187,7 @@ def _region_loop(ctx: Ctx, kind: str) -> list[str]:
     ptr = f"%{kind}_ptr"
     stride, count = (12, R.PRELOAD_SLOTS) if preload else (8, R.READBACK_SLOTS)
     slots, next_slot, loop, done = ctx.label(kind), ctx.label(f"{kind}_next"), ctx.label(f"{kind}_col"), ctx.label(f"{kind}_done")
+    chunk = ctx.label(f"{kind}_chunk")
     lines = _warp_lane_offset() + [
         f"mov.u32 {slot}, 0;",
         f"{slots}:",
@@ -202,7 +207,20 @@ def _region_loop(ctx: Ctx, kind: str) -> list[str]:
                   f"add.s64 {ptr}, {ptr}, %rd2;", f"add.s64 {ptr}, %in, {ptr};"]
     else:
         lines += [f"add.s64 {ptr}, {ptr}, %outoff;", f"add.s64 {ptr}, %out, {ptr};"]
-    lines += [f"mov.u32 {col}, 0;", f"{loop}:", f"setp.ge.u32 %p1, {col}, %r8;", f"@%p1 bra {next_slot};"]
+    # 16 columns per tcgen05.ld/st (.32x32b.x16) while 16 are left, then one per .x1 (the tail)
+    vec = [ctx.reg(f"{kind}_v{i}") for i in range(CHUNK)]
+    regs = "{" + ", ".join(vec) + "}"
+    lines += [f"mov.u32 {col}, 0;", f"{chunk}:", f"add.u32 %r12, {col}, {CHUNK};", "setp.gt.u32 %p1, %r12, %r8;",
+              f"@%p1 bra {loop};"]
+    if preload:
+        lines += [f"ld.global.u32 {v}, [{ptr}+{4 * i}];" for i, v in enumerate(vec)]
+        lines += [f"tcgen05.st.sync.aligned.32x32b.x{CHUNK}.b32 [{ta}], {regs};"]
+    else:
+        lines += [f"tcgen05.ld.sync.aligned.32x32b.x{CHUNK}.b32 {regs}, [{ta}];", "tcgen05.wait::ld.sync.aligned;"]
+        lines += [f"st.global.u32 [{ptr}+{4 * i}], {v};" for i, v in enumerate(vec)]
+    lines += [f"add.u32 {ta}, {ta}, {CHUNK};", f"add.s64 {ptr}, {ptr}, {4 * CHUNK};", f"mov.u32 {col}, %r12;",
+              f"bra.uni {chunk};"]
+    lines += [f"{loop}:", f"setp.ge.u32 %p1, {col}, %r8;", f"@%p1 bra {next_slot};"]
     if preload:
         lines += [f"ld.global.u32 %r11, [{ptr}];", f"tcgen05.st.sync.aligned.32x32b.x1.b32 [{ta}], {{%r11}};"]
     else:
@@ -217,7 +235,7 @@ def _region_loop(ctx: Ctx, kind: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Preload:
-    """Fill up to PRELOAD_SLOTS TMEM regions from the in block with tcgen05.st.32x32b.x1 (all 4 warps)."""
+    """Fill up to PRELOAD_SLOTS TMEM regions from the in block with tcgen05.st.32x32b.x16 / .x1 (all 4 warps)."""
 
     def render(self, ctx: Ctx) -> list[str]:
         return _region_loop(ctx, "preload") + ["tcgen05.wait::st.sync.aligned;"] + thread_sync(ctx) + [_stage(4)]
@@ -228,7 +246,7 @@ class Preload:
 
 @dataclass(frozen=True)
 class Readback:
-    """Copy up to READBACK_SLOTS TMEM regions to the out block with tcgen05.ld.32x32b.x1 (all 4 warps)."""
+    """Copy up to READBACK_SLOTS TMEM regions to the out block with tcgen05.ld.32x32b.x16 / .x1 (all 4 warps)."""
 
     def render(self, ctx: Ctx) -> list[str]:
         return _region_loop(ctx, "readback") + [_stage(7)]
