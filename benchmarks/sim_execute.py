@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     for xc in xcases:
         groups[(xc.case.kernel.name, svc.target_for(xc.case))].append(xc)
     stats: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])      # cases, pass, other, seconds
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for (_, target), members in groups.items():
         for i in range(0, len(members), args.batch):
             part = members[i:i + args.batch]
@@ -118,7 +118,7 @@ def main(argv=None) -> int:
                 s[0] += 1
                 s[1 if ok else 2] += 1
             stats[part[0].case.family][3] += time.perf_counter() - t0
-    total = time.perf_counter() - start
+    total, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     for fam, (n, ok, other, secs) in sorted(stats.items()):
         print(f"{fam:12s} {int(n):6d} cases  {int(ok):6d} pass  {int(other):4d} other  {secs:8.1f} s  {n / secs if secs else 0:8.1f} cases/s")
     n = sum(int(s[0]) for s in stats.values())
@@ -127,6 +127,10 @@ def main(argv=None) -> int:
         per = {"synthesis": stages.synthesis, "launch": svc.seconds, "oracle": stages.oracle,
                "comparison": stages.comparison}
         print("ms/case  " + "  ".join(f"{k} {1000 * v / n:.1f}" for k, v in per.items()))
+        if svc.seconds:
+            print(f"simulator launches alone: {n / svc.seconds:.1f} cases/s")
+    print(f"cases/s per CPU second {n / cpu if cpu else 0:.1f} (this process's CPU time: the figure that does "
+          "not depend on other load on the machine)")
     print(f"cases/s {n / total:.1f}")
     return 0
 

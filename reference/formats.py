@@ -263,7 +263,15 @@ def _as_float64(f: Format, values) -> np.ndarray:
         raise _fail(f, expects_but_got(f"{f.name} encode", "real numbers", values)) from None
 
 
+_EXACT_STORAGE = frozenset({"f32", "f16", "bf16", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1"})   # storage type == format
+
+
 def _encode_float(f: Format, x: np.ndarray, rounding: str) -> np.ndarray:
+    if f.name in _EXACT_STORAGE:       # shortcut: every value representable (no rounding, no overflow, no NaN)
+        with np.errstate(all="ignore"):
+            storage = x.astype(_STORAGE_TYPE[f.name])
+            if (storage.astype(np.float64) == x).all():
+                return storage.view(np.dtype(f"u{storage.dtype.itemsize}")).astype(f.code_dtype)
     nan, inf = np.isnan(x), np.isinf(x)
     if np.any(nan) and not f.has_nan:
         raise _fail(f, expects_but_got(f"{f.name} encode", "a number (the format has no NaN)", float("nan")))
