@@ -15,6 +15,7 @@ One pytest session (in-process) collects the execution tier as ``tcgen05-cts run
    exactly as in the baseline (the simulator is deterministic and a fault is a pure function of
    ``(value, ctx)``), so it cannot catch the fault and is not run; ``exhaustive=True`` runs every
    passing case instead (for fault functions that keep state or read anything but their inputs).
+   A fault the dry run finds impure (two equal calls, two answers) runs in every case anyway.
 
 Cases run through pytest's own test protocol (``runtestprotocol``), i.e. the very harness code of
 the execution tier. Contract for that tier: it must not cache launch results across cases (or must
@@ -84,9 +85,11 @@ class MutationPlugin:
                 else:
                     self.result.baseline_other.append((item.nodeid, outcome))
         effects = None if self.exhaustive else probe.by_case
+        impure = set() if self.exhaustive else probe.impure
         catchers: list = []                    # cases that caught a fault, most recent first
         for fault in self.faults:
-            cases = [it for it in passing if effects is None or _triggers(it, fault.name, effects)]
+            every = effects is None or fault.name in impure
+            cases = [it for it in passing if every or _triggers(it, fault.name, effects)]
             self.result.triggered[fault.name] = len(cases)
             caught = None
             mine = {id(c) for c in cases}

@@ -157,3 +157,17 @@ def test_dry_run_selection_agrees_with_running_every_case():
         return [ln.split("  (")[0] for ln in out.splitlines() if ln.startswith(("caught", "survived"))]
     assert verdicts(fast.stdout) == verdicts(full.stdout)
     assert verdicts(fast.stdout)[-1].startswith("caught ") and "/10" in verdicts(fast.stdout)[-1]
+
+
+def test_probe_flags_a_stateful_fault_as_impure():
+    from conformance.sim.faults import ProbeSet
+
+    calls = []
+
+    def every_other(v, ctx):               # keeps state: flips on every second call
+        calls.append(1)
+        return v[::-1] if len(calls) % 2 == 0 else v
+    probe = ProbeSet([Fault("stateful", "shift", every_other), Fault("pure", "shift", lambda v, c: v[::-1])])
+    probe.batch(np.array([0]), cluster_size=1)
+    probe.apply("shift", np.arange(4), op="shift", rows=4, instr="", cta=0)
+    assert probe.impure == {"stateful"}

@@ -170,6 +170,9 @@ class FaultSet:
 NO_FAULTS = FaultSet()
 
 
+PURITY_CHECKS = 64
+
+
 class ProbeSet(FaultSet):
     """A dry run of faults: every hook value passes through *unchanged*, and each fault is tried on
     a copy of it to record where it would have changed a decoded effect.
@@ -178,13 +181,18 @@ class ProbeSet(FaultSet):
     index, i.e. the case, per docs/kernel-abi.md; ``None`` where a hook gave no ``cta``).  A fault
     that raises counts as an effect.  The mutation score uses it: on a deterministic simulator, a
     case in which a (pure) fault returns its input at every hook application runs exactly as
-    without the fault, so it cannot catch it and need not be run under it.
+    without the fault, so it cannot catch it and need not be run under it.  The first
+    ``PURITY_CHECKS`` calls of each fault are made twice; a fault whose two answers differ (it
+    keeps state, or draws random numbers) lands in ``impure``, and the mutation score then runs
+    it in every case.
     """
 
     def __init__(self, faults: Iterable[Fault] = ()) -> None:
         super().__init__(faults)
         self.effects: set[tuple[str, int | None]] = set()
         self.by_case: dict[str, set[str]] = {}       # case ID -> faults with an effect (see take)
+        self.impure: set[str] = set()                # faults whose answer changed between two equal calls
+        self.checked: dict[str, int] = {}            # fault -> calls checked twice so far
         self._clusters = None
         self._cluster_size = 1
 
@@ -213,11 +221,17 @@ class ProbeSet(FaultSet):
             return value
         where = self._cluster(ctx.get("cta"))
         for f in faults:
-            if (f.name, where) in self.effects:
+            checks = self.checked.get(f.name, 0)
+            if (f.name, where) in self.effects and checks >= PURITY_CHECKS:
                 continue
-            ns = types.SimpleNamespace(**{k: _private(v) for k, v in ctx.items()})
             try:
-                changed = not same_value(f.fn(_private(value), ns), value)
+                out = f.fn(_private(value), types.SimpleNamespace(**{k: _private(v) for k, v in ctx.items()}))
+                changed = not same_value(out, value)
+                if checks < PURITY_CHECKS:        # the same call again must give the same answer
+                    self.checked[f.name] = checks + 1
+                    again = f.fn(_private(value), types.SimpleNamespace(**{k: _private(v) for k, v in ctx.items()}))
+                    if not same_value(again, out):
+                        self.impure.add(f.name)
             except Exception:  # noqa: BLE001  (a fault that raises would crash the launch: an effect)
                 changed = True
             if changed:
