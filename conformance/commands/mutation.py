@@ -118,6 +118,7 @@ def _parallel(args, faults) -> int:
               f"(first: {others[0][0]}: {others[0][1]})")
     if not passing:
         print("note: no execution case passes on the fault-free simulator; nothing can catch a fault")
+    print(f"baseline: {passing} case(s) pass without faults")
     print(f"caught {caught}/{len(faults)}")
     return 0
 
@@ -158,5 +159,7 @@ def handle(args) -> int:
               f"(first: {others[0][0]}: {others[0][1]})")
     if not result.baseline_pass:
         print("note: no execution case passes on the fault-free simulator; nothing can catch a fault")
+    if not args.json_out:
+        print(f"baseline: {len(result.baseline_pass)} case(s) pass without faults")
     print(f"caught {result.caught}/{len(faults)}")
     return 0
