@@ -135,6 +135,7 @@ def test_same_value_compares_arrays_dataclasses_and_events():
     assert same_value(np.arange(3, dtype=np.uint32), np.arange(3, dtype=np.int64))
     assert not same_value(np.arange(3), np.arange(4))
     assert not same_value(np.arange(3), np.arange(3)[::-1])
+    assert same_value(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]))     # a NaN passed on unchanged
     ev = MbarrierEvent("arrive", 0, 64)
     assert same_value(ev, MbarrierEvent("arrive", 0, 64))
     assert not same_value(ev, None) and not same_value(ev, MbarrierEvent("arrive", 0, 64, count=2))

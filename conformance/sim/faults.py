@@ -220,17 +220,19 @@ class ProbeSet(FaultSet):
         if not faults:
             return value
         where = self._cluster(ctx.get("cta"))
+
+        def call(fault):          # on private copies: a fault may alter its arguments in place
+            return fault.fn(_private(value), types.SimpleNamespace(**{k: _private(v) for k, v in ctx.items()}))
         for f in faults:
             checks = self.checked.get(f.name, 0)
             if (f.name, where) in self.effects and checks >= PURITY_CHECKS:
                 continue
             try:
-                out = f.fn(_private(value), types.SimpleNamespace(**{k: _private(v) for k, v in ctx.items()}))
+                out = call(f)
                 changed = not same_value(out, value)
                 if checks < PURITY_CHECKS:        # the same call again must give the same answer
                     self.checked[f.name] = checks + 1
-                    again = f.fn(_private(value), types.SimpleNamespace(**{k: _private(v) for k, v in ctx.items()}))
-                    if not same_value(again, out):
+                    if not same_value(call(f), out):
                         self.impure.add(f.name)
             except Exception:  # noqa: BLE001  (a fault that raises would crash the launch: an effect)
                 changed = True
@@ -257,7 +259,8 @@ def same_value(a, b) -> bool:
         return True
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
-        return a.shape == b.shape and bool(np.array_equal(a, b))
+        floats = a.dtype.kind in "fc" and b.dtype.kind in "fc"       # NaN equals NaN here
+        return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=floats))
     if dataclasses.is_dataclass(a) and not isinstance(a, type):
         if type(a) is not type(b):
             return False
