@@ -60,6 +60,7 @@ def _pack_plan(layout: SmemLayout, mn: int, k: int):
     units.flags.writeable = False
     return addresses, units, lo, hi
 
+
 def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     """Image of the mn×k matrix ``codes`` (raw element codes, unsigned) stored in ``layout``.
 
