@@ -419,3 +419,24 @@ def test_hardware_shortcut_is_taken_on_small_integers():
     got = HW.lossless_step(a, b, np.zeros((128, 256)), None, None, a_fmt="f16", b_fmt="f16", scale_fmt=None,
                            d_type="f32", prm=HW.hw_params("f16", "f32"), c_shift=0)
     assert got is not None and (got == a @ b).all()
+
+
+@settings(max_examples=80, deadline=None)
+@given(kind=st.sampled_from(SPEC_KINDS), seed=st.integers(0, 2**32 - 1), shift=st.integers(-30, 30),
+       narrow=st.booleans(), big_c=st.booleans())
+def test_spec_whole_matrix_shortcut_equals_the_per_element_path(kind, seed, shift, narrow, big_c):
+    """spec model: the all-exact shortcut gives the same (value, tolerance) as the per-element
+    path, bit for bit, on narrow (exact) and on random-code (mostly inexact) operands."""
+    kind_name, ab, d = kind
+    rng = np.random.default_rng(seed)
+    k = {"f16": 16, "tf32": 8, "f8f6f4": 32}[kind_name]
+    if narrow:
+        a = F.decode(ab, F.encode(ab, rng.choice([-2, -1, 0, 1, 1.5, 2], (4, k)) * 2.0 ** (shift % 5)))
+        b = F.decode(ab, F.encode(ab, rng.choice([-1, 0, 0.5, 1], (k, 5))))
+    else:
+        a, b = F.decode(ab, random_codes(rng, ab, (4, k))), F.decode(ab, random_codes(rng, ab, (k, 5)))
+        a, b = np.where(np.isfinite(a), a, 0.0), np.where(np.isfinite(b), b, 0.0)
+    c = rng.integers(-50, 51, (4, 5)) * 2.0 ** (shift if big_c else -2)
+    fast = NS.spec_fused(kind_name, d, a, b, c, a_fmt=ab, b_fmt=ab)
+    slow = NS.spec_fused(kind_name, d, a, b, c, a_fmt=ab, b_fmt=ab, shortcut=False)
+    assert np.array_equal(fast[0], slow[0], equal_nan=True) and np.array_equal(fast[1], slow[1], equal_nan=True)
