@@ -369,6 +369,9 @@ def is_representable(fmt: str | Format, values) -> np.ndarray:
             wide = _wide(arr)
             return np.asarray((wide >= lo) & (wide <= hi), dtype=bool)
     x = _as_float64(f, values)
+    if f.name in _EXACT_STORAGE:       # the storage type is the format: exact iff the cast round-trips
+        with np.errstate(all="ignore"):
+            return np.isfinite(x) & (x.astype(_STORAGE_TYPE[f.name]).astype(np.float64) == x)
     finite = np.isfinite(x)
     safe = np.where(finite, x, 0.0)
     if f.mantissa_bits == 0:  # ue8m0
