@@ -158,3 +158,14 @@ def test_inputs_for_every_smoke_case(smoke):
             assert rec["idesc"] == case.params["idesc"]
             regions = [rec["preload"][i:i + 3] for i in range(0, 18, 3) if rec["preload"][i + 1]]
             assert all(off + 128 * cols * 4 <= len(inputs.in_block) for _, cols, off in regions)
+
+
+def test_case_record_refuses_a_staging_image_not_in_16_byte_units():
+    """StageSmem copies 16 bytes per thread (ld.global.v4 / st.shared.v4): smem_bytes and smem_src
+    must be multiples of 16, or the copy would run past the image (docs/kernel-abi.md)."""
+    from generators.ptx.record import pack_case_record, unpack_case_record
+
+    assert unpack_case_record(pack_case_record({"smem_bytes": 4096, "smem_src": 1024}))["smem_bytes"] == 4096
+    for field in ("smem_bytes", "smem_src"):
+        with pytest.raises(ValueError, match=f"{field} expects a multiple of 16"):
+            pack_case_record({field: 4100})

@@ -139,10 +139,14 @@ class TensorCore:
         cta, lanes, cols = np.broadcast_arrays(np.asarray(cta), np.asarray(lanes), np.asarray(cols))
         if lanes.size == 0:
             return
-        if lanes.min() < 0 or lanes.max() >= LANES or cols.min() < 0 or cols.max() >= COLUMNS:
+        col_lo, col_hi = int(cols.min()), int(cols.max())
+        if lanes.min() < 0 or lanes.max() >= LANES or col_lo < 0 or col_hi >= COLUMNS:
             raise SpecError("9.7.16.1", "Tensor Memory shape", f"{what}: cells expect lanes < {LANES} and columns < "
                             f"{COLUMNS}, but got lanes {int(lanes.min())}..{int(lanes.max())}, columns "
-                            f"{int(cols.min())}..{int(cols.max())}")
+                            f"{col_lo}..{col_hi}")
+        c0 = int(cta.flat[0])
+        if (cta == c0).all() and self.column_mask()[c0, col_lo:col_hi + 1].all():
+            return                  # one CTA, and its whole column span is allocated
         ok = self.column_mask()[cta, cols]
         if not ok.all():
             k = np.unravel_index(int(np.flatnonzero(~ok.ravel())[0]), ok.shape)

@@ -13,8 +13,8 @@ case record is packed the same way whatever the family::
      28  u32     flags            bit0 enable-input-d, bit1 a_desc LBO absolute, bit2 b_desc LBO
                                   absolute, bit3 s_desc LBO absolute
      32  u32     in_cta_stride    cta_group::2 kernels
-     36  u32     smem_bytes       bytes copied in_ptr + smem_src -> staging buffer (<= SMEM_CAPACITY)
-     40  u32     smem_src         byte offset of the shared-memory image in the in block
+     36  u32     smem_bytes       bytes copied in_ptr + smem_src -> staging buffer (<= SMEM_CAPACITY, multiple of 16)
+     40  u32     smem_src         byte offset of the shared-memory image in the in block (multiple of 16)
      44  u32     regs_src         byte offset of per-thread register inputs (u32 [thread][reg])
      48  u64     a_desc           shared memory descriptor of A, start (and LBO if absolute)
                                   relative to the staging buffer
@@ -79,6 +79,10 @@ def offset(name: str, index: int = 0) -> int:
     return off + index * struct.calcsize(fmt)
 
 
+STAGING_ALIGN = 16
+STAGING_ALIGNED = ("smem_bytes", "smem_src")     # StageSmem copies with ld.global.v4 / st.shared.v4
+
+
 def pack_case_record(values: Mapping[str, object]) -> bytes:
     """Pack a case record (unknown names are an error; absent fields are 0)."""
     buf = bytearray(RECORD_BYTES)
@@ -89,6 +93,9 @@ def pack_case_record(values: Mapping[str, object]) -> bytes:
         items = list(value) if count > 1 else [value]
         if len(items) > count:
             raise ValueError(f"case record field {name} expects at most {count} values, but got {len(items)}")
+        if name in STAGING_ALIGNED and int(value) % STAGING_ALIGN:
+            raise ValueError(f"case record field {name} expects a multiple of {STAGING_ALIGN} (the staging copy "
+                             f"moves 16 bytes per thread), but got {int(value)}")
         for i, item in enumerate(items):
             struct.pack_into("<" + fmt, buf, off + i * struct.calcsize(fmt), int(item))
     return bytes(buf)

@@ -66,8 +66,9 @@ class StageSmem:
         if self.bulk:
             return self._render_bulk(ctx)
         sbase, mbar, i = ctx.reg("sbase"), ctx.reg("mbar"), ctx.reg("copy_i")
+        words = "{" + ", ".join(ctx.reg(f"copy_w{j}") for j in range(4)) + "}"
         loop, done = ctx.label("stage"), ctx.label("staged")
-        step = 4 * ctx.spec.threads
+        step = 16 * ctx.spec.threads            # 16 bytes per thread and iteration (smem_bytes: a multiple of 16)
         return [
             "mov.u32 %r0, tc_smem;",
             "add.u32 %r0, %r0, 1023;",
@@ -77,15 +78,15 @@ class StageSmem:
             f"ld.global.u32 %r2, {rec('smem_src')};",
             "cvt.u64.u32 %rd1, %r2;",
             "add.s64 %rd1, %in, %rd1;",
-            f"shl.b32 {i}, %tix, 2;",
+            f"shl.b32 {i}, %tix, 4;",
             f"{loop}:",
             f"setp.ge.u32 %p1, {i}, %r1;",
             f"@%p1 bra {done};",
             f"cvt.u64.u32 %rd2, {i};",
             "add.s64 %rd2, %rd1, %rd2;",
-            "ld.global.u32 %r3, [%rd2];",
+            f"ld.global.v4.u32 {words}, [%rd2];",
             f"add.u32 %r4, {sbase}, {i};",
-            "st.shared.u32 [%r4], %r3;",
+            f"st.shared.v4.u32 [%r4], {words};",
             f"add.u32 {i}, {i}, {step};",
             f"bra.uni {loop};",
             f"{done}:",
