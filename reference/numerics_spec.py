@@ -121,6 +121,15 @@ def spec_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=No
     return _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut)
 
 
+def _exact_tolerance(v: np.ndarray, d_type: str) -> np.ndarray:
+    """Tolerance of elements whose accumulation is exact: 0 where D holds the value V, else one
+    ulp of D (the single rounding to D)."""
+    p_d, emin_d, max_d = D_PRECISION[d_type]
+    with np.errstate(over="ignore"):
+        in_d = (v.astype(np.float32 if d_type == "f32" else np.float16).astype(np.float64) == v) & (np.abs(v) <= max_d)
+    return np.where(in_d, 0.0, _ulp(np.abs(v), p_d, emin_d))
+
+
 def _all_exact(abs_a, abs_b, c, total_abs, p_acc, emin_acc) -> bool:
     """Whether every element's accumulation is exact, from whole-matrix bounds (a sufficient
     condition for ``_exact_elements`` marking every element): every term of every element is a
@@ -169,10 +178,7 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
 
     over = s_prime >= (2.0 ** 128 if p_acc == 24 else 65520.0)
     if shortcut and touched is None and special is None and _all_exact(abs_a, abs_b, c_f, total_abs, p_acc, emin_acc):
-        with np.errstate(over="ignore"):        # every element exact: tolerance 0 where D holds V
-            in_d = (value.astype(np.float32 if d_type == "f32" else np.float16).astype(np.float64) == value) \
-                & (np.abs(value) <= max_d)
-        tol = np.where(in_d, 0.0, _ulp(np.abs(value), p_d, emin_d))
+        tol = _exact_tolerance(value, d_type)    # every element exact
         tol[over] = np.inf
         return value, tol
     work = np.empty_like(value)
@@ -196,10 +202,7 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
     if flush is not None:
         tol += flush
     if exact is not None:
-        v = value[exact]
-        with np.errstate(over="ignore"):
-            in_d = (v.astype(np.float32 if d_type == "f32" else np.float16).astype(np.float64) == v) & (np.abs(v) <= max_d)
-        tol[exact] = np.where(in_d, 0.0, _ulp(np.abs(v), p_d, emin_d))
+        tol[exact] = _exact_tolerance(value[exact], d_type)
     if over.any():
         tol[over] = np.inf
 
