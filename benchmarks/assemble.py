@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.assembly import deviation_for, job_for  # noqa: E402
-from conformance.toolchain import Assembler, find_ptxas, find_tool  # noqa: E402
+from conformance.harness.assembly import deviation_for, job_for  # noqa: E402
+from conformance.harness.toolchain import Assembler, find_ptxas, find_tool  # noqa: E402
 from generators import variants  # noqa: E402
 from generators.inputs import Untestable, case_record, synthesize  # noqa: E402
 from generators.variants import mma as mma_variants  # noqa: E402

@@ -3,7 +3,7 @@
     python3 benchmarks/sim_execute.py --level default [--family mma] [--limit 400] [--batch 64] [--m 128 --n 256]
 
 Runs the same path as ``pytest -m execute --device sim``: cases grouped by kernel, inputs
-synthesized, one simulator launch per batch (``conformance.execute_batch.ExecutionService``), the
+synthesized, one simulator launch per batch (``conformance.harness.execute_batch.ExecutionService``), the
 expected sections computed and compared. ``--limit N`` keeps about N cases: whole kernel groups
 (so batches stay as large as in a full run), evenly spread over the level (default: ~17,000 cases). Prints one line per family, then ``cases/s`` last.
 """
@@ -21,13 +21,13 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance import execute_batch as EB  # noqa: E402
-from conformance.compare import ComparisonFailure  # noqa: E402
-from conformance.device import check_status  # noqa: E402
-from conformance.execute import execution_cases  # noqa: E402
-from conformance.execute_compare import compare_case  # noqa: E402
-from conformance.oracles import expected  # noqa: E402
-from conformance.sim import SimDevice  # noqa: E402
+from conformance.harness import execute_batch as EB  # noqa: E402
+from conformance.harness.compare import ComparisonFailure  # noqa: E402
+from conformance.harness.device import check_status  # noqa: E402
+from conformance.harness.execute import execution_cases  # noqa: E402
+from conformance.harness.execute_compare import compare_case  # noqa: E402
+from conformance.harness.oracles import expected  # noqa: E402
+from ptxsim import SimDevice  # noqa: E402
 
 
 class _Config:

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from _pytest.runner import runtestprotocol
 
-from conformance.case_status import (
+from conformance.harness.case_status import (
     CASE_MARKER,
     case_details,
     case_identity,
@@ -313,7 +313,7 @@ class _CtsOutcomes:
 
 class _RestartGuard:
     """Ends the worker after a test whose device context is beyond repair (see
-    :func:`conformance.device.request_worker_restart`); without xdist the session stops there."""
+    :func:`conformance.harness.device.request_worker_restart`); without xdist the session stops there."""
 
     def __init__(self, state: _State) -> None:
         self.state = state
@@ -321,7 +321,7 @@ class _RestartGuard:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         yield
-        from conformance.device import restart_requested
+        from conformance.harness.device import restart_requested
 
         reason = restart_requested()
         if reason is None:
@@ -400,7 +400,7 @@ def _write_crash(state: _State, report) -> None:
 @pytest.fixture(scope="session")
 def cts_device(request):
     """The device for ``--device`` (``None`` when no GPU is usable: gating then skips with a reason)."""
-    from conformance.device import open_device
+    from conformance.harness.devices import open_device
 
     device, _why = open_device(request.config.getoption("device"))
     if device is not None and device.kind != "none":
@@ -411,7 +411,7 @@ def cts_device(request):
 @pytest.fixture
 def cts_repro(request) -> str:
     """One-line command that reruns the current test with this run's options."""
-    from conformance.compare import reproduction_command
+    from conformance.harness.compare import reproduction_command
 
     config = request.config
     return reproduction_command(request.node.nodeid, [f"--level={config.getoption('level')}",

@@ -7,7 +7,7 @@ IDs are case IDs. Without ptxas every case skips with the reason.
 
 import pytest
 
-from conformance.assembly import check_case, parametrize_cases
+from conformance.harness.assembly import check_case, parametrize_cases
 
 pytestmark = pytest.mark.assemble
 FAMILIES = ('ld', 'ld.red', 'st', 'wait')

@@ -2,17 +2,17 @@
 
 Each statement of an "Examples" block is wrapped alone in a kernel (operands declared) and
 assembled for sm_100a (sm_103a for tcgen05.ld.red, absent from sm_100a). Examples the spec
-gets wrong (NOTES.md item 6 and the others listed in conformance.spec_examples.ERRATA) are
+gets wrong (NOTES.md item 6 and the others listed in conformance.harness.spec_examples.ERRATA) are
 expected failures with their reason (strict: a toolchain that starts accepting them shows up);
 pseudocode statements (``...``) skip. The ptxas diagnostic of every example is recorded.
 """
 
 import pytest
 
-from conformance.assembly import toolchains
-from conformance.case_status import cts_case
-from conformance.spec_examples import PSEUDOCODE, Example, example_ptx, examples, spec_path
-from conformance.toolchain import Assembler, Job, find_tool
+from conformance.harness.assembly import toolchains
+from conformance.harness.case_status import cts_case
+from conformance.harness.spec_examples import PSEUDOCODE, Example, example_ptx, examples, spec_path
+from conformance.harness.toolchain import Assembler, Job, find_tool
 
 pytestmark = pytest.mark.assemble
 

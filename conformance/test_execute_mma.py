@@ -7,7 +7,7 @@ case IDs. Without a device of a case's target every case skips as NotSupported.
 
 import pytest
 
-from conformance.execute import check_case, parametrize_cases
+from conformance.harness.execute import check_case, parametrize_cases
 
 pytestmark = pytest.mark.execute
 FAMILIES = ('mma', 'mma.sp', 'mma.ws', 'mma.ws.sp')

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.sim import SimDevice
+from ptxsim import SimDevice
 from tests.sim_ptx_tcgen05_ops import PRELOAD, harness
 
 PARAMS = 0x38000
@@ -120,7 +120,7 @@ class MmaKernel:
         dev.memory.write(src, data.tobytes())
         out = dev.memory.alloc(4 * 128 * self.words * ctas)
         dev.run(module, "mma", [src, out], (ctas, 1, 1), (128, 1, 1))
-        return dev.memory.read(out, 4 * 128 * self.words * ctas).view(np.uint32).reshape(ctas, 128, self.words)
+        return dev.memory.read_array(out, 4 * 128 * self.words * ctas).view(np.uint32).reshape(ctas, 128, self.words)
 
 
 def f32_bits(x):

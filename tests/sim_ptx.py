@@ -625,4 +625,4 @@ def run_kernel(dev, ptx: str, name: str, out_words: int, grid=(1, 1, 1), block=(
     out = dev.memory.alloc(4 * out_words)
     params = ([] if in_ptr is None else [in_ptr]) + [out, *extra]
     dev.run(module, name, params, grid, block, cluster)
-    return dev.memory.read(out, 4 * out_words).view(np.uint32)
+    return dev.memory.read_array(out, 4 * out_words).view(np.uint32)

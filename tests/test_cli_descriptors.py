@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conformance.cli import main
+from conformance.commands.cli import main
 
 pytestmark = pytest.mark.reference
 
@@ -98,9 +98,9 @@ def test_argument_errors_exit_2(capsys, args):
 
 
 def test_console_script_subprocess():
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "decode", "idesc", "0x08400490", "--kind", "f16"],
+    proc = subprocess.run([sys.executable, "-m", "conformance.commands.cli", "decode", "idesc", "0x08400490", "--kind", "f16"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["a_type"] == "bf16"
-    bad = subprocess.run([sys.executable, "-m", "conformance.cli", "decode", "smem", "0x3"], capture_output=True, text=True, timeout=60)
+    bad = subprocess.run([sys.executable, "-m", "conformance.commands.cli", "decode", "smem", "0x3"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr and bad.stderr.count("\n") == 1

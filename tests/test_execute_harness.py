@@ -10,14 +10,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance.device import CaseCrash
-from conformance.execute_batch import ExecCase, ExecutionService
-from conformance.execute_compare import compare_case
-from conformance.oracles import expected
-from conformance.sim import SimDevice
-from conformance.sim.device import override_faults
-from conformance.sim.fault_catalogue import FAULTS
+from conformance.harness.device import CaseCrash
+from conformance.harness.device_sim import SimBackend
+from conformance.harness.execute_batch import ExecCase, ExecutionService
+from conformance.harness.execute_compare import compare_case
+from conformance.harness.oracles import expected
 from generators.variants import cases
+from ptxsim.device import override_faults
+from ptxsim.fault_catalogue import FAULTS
 
 pytestmark = pytest.mark.reference
 pytest_plugins = ["pytester"]
@@ -30,7 +30,7 @@ class Counting:
     """A device that counts launches (and can crash on chosen cases) around the simulator."""
 
     def __init__(self, crash_on: str | None = None) -> None:
-        self.sim = SimDevice()
+        self.sim = SimBackend()
         self.kind, self.name, self.compute_capability, self.driver_version = "sim", "counting", (10, 0), "x"
         self.launches: list[int] = []
         self.crash_on = crash_on
@@ -117,7 +117,7 @@ def test_simulator_runs_and_a_fault_fails_with_a_complete_message(pytester, monk
     r = _run(pytester, "--device", "sim", "--family", "shift", "--family", "wait")
     r.assert_outcomes(passed=4)
     faults = tmp_path / "faults.py"
-    faults.write_text("from conformance.sim.fault_catalogue import FAULTS\n"
+    faults.write_text("from ptxsim.fault_catalogue import FAULTS\n"
                       "FAULTS = [f for f in FAULTS if f.name == 'shift-ignored']\n")
     results = tmp_path / "results"
     r = _run(pytester, "--device", "sim", "--family", "shift", "--faults-from", str(faults), "--results", str(results))
@@ -136,7 +136,7 @@ def test_worker_queue_includes_the_item_already_taken_as_next():
     a batch that missed it would relaunch for every case."""
     import contextlib
 
-    from conformance.execute_batch import _worker_queue
+    from conformance.harness.execute_batch import _worker_queue
 
     class Queue:
         @contextlib.contextmanager

@@ -1,4 +1,4 @@
-"""Expected values (``conformance.oracles``) against closed forms written here: numpy float16
+"""Expected values (``conformance.harness.oracles``) against closed forms written here: numpy float16
 arithmetic for an MMA, the .32x32b fragment rule, the shift rule, a hand-decoded 2:4 warp mma.sp."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conformance.oracles import expected, output_pieces
+from conformance.harness.oracles import expected, output_pieces
 from generators.inputs import synthesize
 from generators.ptx.movement import fence_kernel
 from generators.variants import cases

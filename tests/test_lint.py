@@ -20,6 +20,6 @@ def test_ruff_clean():
 
 def test_package_imports_without_cuda():
     """The executable spec and generators import on a machine with no GPU stack at all."""
-    code = "import reference.formats, reference.tables, reference.instr_descriptor, conformance.cli; print('ok')"
+    code = "import reference.formats, reference.tables, reference.instr_descriptor, conformance.commands.cli; print('ok')"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conformance.cli import main
+from conformance.commands.cli import main
 from generators.variants import FAMILIES
 
 pytestmark = pytest.mark.reference

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from conformance.cli import main
+from conformance.commands.cli import main
 from reference import formats as F
 from tests.spec_texts import ROOT
 
@@ -119,10 +119,10 @@ def test_missing_scale_arrays(tmp_path, capsys):
 
 
 def test_module_entry_point_one_line(tmp_path):
-    """``python3 -m conformance.cli`` (a second copy of the dispatcher module) still exits 2."""
+    """``python3 -m conformance.commands.cli`` (a second copy of the dispatcher module) still exits 2."""
     path = _write(tmp_path / "in.npz", a=np.zeros((128, 15), np.uint16), b=np.zeros((16, 8), np.uint16),
                   c=np.zeros((128, 8), np.uint32))
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "mma", "--kind", "f16", "--a-type", "f16",
+    proc = subprocess.run([sys.executable, "-m", "conformance.commands.cli", "mma", "--kind", "f16", "--a-type", "f16",
                            "--b-type", "f16", "--d-type", "f32", path, str(tmp_path / "o.npz")],
                           cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "K = 16" in proc.stderr

@@ -229,7 +229,7 @@ FLAGS = [(), ("--negate-a",), ("--negate-b", "--no-accumulate")]
 def test_cli_hardware_model_bit_exact(v, flags, tmp_path):
     """``tcgen05-cts mma --model hardware`` == MMA-Sim, negation and enable-input-d = false
     given to MMA-Sim as negated codes and a zero C (the issue's CLI contract check)."""
-    from conformance.cli import main
+    from conformance.commands.cli import main
 
     kind, a_type, b_type, d_type, s_type, _, scale_vec = v
     x = random_inputs(v, salt=flags)

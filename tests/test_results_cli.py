@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conformance.cli import build_parser, main
+from conformance.commands.cli import build_parser, main
 from conformance.commands.run import pytest_command
 
 pytestmark = pytest.mark.reference

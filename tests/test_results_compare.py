@@ -6,7 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance.compare import (
+from conformance.harness.compare import (
     ComparisonFailure,
     artifact_dir,
     check_written,

@@ -10,9 +10,10 @@ import struct
 import numpy as np
 import pytest
 
-import conformance.device as dev
-import conformance.device_cuda as dcuda
-from conformance.device import (
+import conformance.harness.device as dev
+import conformance.harness.device_cuda as dcuda
+import conformance.harness.devices as devices
+from conformance.harness.device import (
     CASE_RECORD_BYTES,
     POISON,
     CaseBuffers,
@@ -23,7 +24,7 @@ from conformance.device import (
     pinned_visible_devices,
     plan_arena,
 )
-from conformance.gating import require_target
+from conformance.harness.gating import require_target
 
 pytestmark = pytest.mark.reference
 
@@ -169,19 +170,19 @@ def test_gating_refuses_bad_target_spelling():
 
 
 def test_null_and_absent_devices(monkeypatch):
-    device, why = dev.open_device("none")
+    device, why = devices.open_device("none")
     assert device.kind == "none" and device.compute_capability is None
     with pytest.raises(pytest.skip.Exception, match="found none"):
         require_target(["sm_100a"], device)
-    if importlib.util.find_spec("conformance.device_sim") is None:
-        assert dev.open_device("sim") == (None, "the simulated device is not available")
+    sim, why = devices.open_device("sim")
+    assert sim.kind == "sim" and why == ""
     if importlib.util.find_spec("pycuda") is None:
         monkeypatch.setattr(dcuda, "_OPENED", [])
         monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-        device, why = dev.open_device("cuda")
+        device, why = devices.open_device("cuda")
         assert device is None and "pycuda is not installed" in why
     with pytest.raises(ValueError, match="--device expects cuda, sim or none"):
-        dev.open_device("gpu")
+        devices.open_device("gpu")
 
 
 # --- the PyCUDA backend through a fake driver ---------------------------------------------------

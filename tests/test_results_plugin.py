@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import conformance.device as device_module
-from conformance.case_status import case_identity, phase_status
+import conformance.harness.device as device_module
+from conformance.harness.case_status import case_identity, phase_status
 from results.resultset import load_result_set, parse_column
 from results.status import Status
 
@@ -27,8 +27,8 @@ QUIET = ["-p", "no:hypothesispytest", "-p", "no:benchmark"]
 
 SYNTHETIC = '''
 import enum, os, pathlib, pytest
-from conformance.case_status import cts_case
-from conformance.device import CaseCrash, CaseTimeout, request_worker_restart
+from conformance.harness.case_status import cts_case
+from conformance.harness.device import CaseCrash, CaseTimeout, request_worker_restart
 
 SECTION = "9.7.16.4.1"
 FAMILY = "desc"
@@ -160,7 +160,7 @@ def test_bad_options_are_usage_errors(pytester):
 def test_restart_without_xdist_stops_and_the_rest_is_missing(pytester, monkeypatch):
     monkeypatch.setattr(device_module, "_RESTART", [])
     pytester.makepyfile(test_dev='''
-from conformance.device import CaseCrash, request_worker_restart
+from conformance.harness.device import CaseCrash, request_worker_restart
 def test_a(): pass
 def test_b():
     request_worker_restart("context lost")

@@ -8,7 +8,7 @@ import json
 import pytest
 from junitparser import Error, Failure, JUnitXml, Properties, Skipped
 
-from conformance.cli import main
+from conformance.commands.cli import main
 from results.junit import junit_file_name
 from results.report import build_reports
 from results.resultset import load_columns

@@ -5,7 +5,7 @@ import struct
 import numpy as np
 import pytest
 
-from conformance.sim import SimDevice
+from ptxsim import SimDevice
 from tests.sim_ptx import ALU, FLOAT, run_kernel
 
 pytestmark = pytest.mark.reference

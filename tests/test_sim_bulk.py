@@ -5,8 +5,8 @@ makes the wait last until then (the fault ``expect-tx-ignored`` breaks exactly t
 import numpy as np
 import pytest
 
-from conformance.sim import SimDevice, SimError
-from conformance.sim.fault_catalogue import FAULTS
+from ptxsim import SimDevice, SimError
+from ptxsim.fault_catalogue import FAULTS
 from tests.sim_ptx import BULK
 
 pytestmark = pytest.mark.reference
@@ -22,7 +22,7 @@ def _run(faults=(), nbytes=64) -> np.ndarray:
     module = dev.load(BULK)
     out = dev.memory.alloc(64 * 16)
     dev.run(module, "bulk", [src, out, np.uint32(nbytes)], (1, 1, 1), (64, 1, 1))
-    return dev.memory.read(out, 64 * 16).view(np.uint32).reshape(64, 4)
+    return dev.memory.read_array(out, 64 * 16).view(np.uint32).reshape(64, 4)
 
 
 def test_bulk_copy_lands_when_every_thread_waits():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conformance.sim import Deadlock, SimDevice, StepLimit
+from ptxsim import Deadlock, SimDevice, StepLimit
 from tests.sim_ptx import BRANCHES, DEADLOCK, HEAD90, WARP, run_kernel
 
 pytestmark = pytest.mark.reference

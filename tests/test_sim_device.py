@@ -5,7 +5,7 @@ import struct
 import numpy as np
 import pytest
 
-from conformance.sim import SimDevice, SimError, UnimplementedError
+from ptxsim import SimDevice, SimError, UnimplementedError
 from tests.sim_ptx import ABI_COPY, UNIMPLEMENTED
 
 pytestmark = pytest.mark.reference
@@ -48,14 +48,16 @@ def test_abi_kernel_through_run():
     dev.memory.write(table, bytes(records))
     dev.run(module, "abi_copy", [table, ncases], (ncases + 1, 1, 1), (128, 1, 1))   # one spare CTA exits
     for i, n in enumerate(words):
-        got = dev.memory.read(outs[i], 4 * n).view(np.uint32) if n else np.zeros(0, np.uint32)
+        got = dev.memory.read_array(outs[i], 4 * n).view(np.uint32) if n else np.zeros(0, np.uint32)
         assert got.tolist() == list(range(1000 * i, 1000 * i + n))
-        assert dev.memory.read(stats[i], 16).view(np.uint32).tolist() == [0x600D0002, 0, 0, 0]
+        assert dev.memory.read_array(stats[i], 16).view(np.uint32).tolist() == [0x600D0002, 0, 0, 0]
 
 
 def test_launch_through_the_device_layer():
-    device_layer = pytest.importorskip("conformance.device", reason="conformance.device (results branch) not merged")
-    dev = SimDevice()
+    import conformance.harness.device as device_layer
+    from conformance.harness.device_sim import SimBackend
+
+    dev = SimBackend()
     module = dev.load(ABI_COPY)
     buffers = [device_layer.CaseBuffers(np.arange(n, dtype=np.uint32).tobytes(), n) for n in (4, 130, 1)]
     result = dev.launch(module, "abi_copy", bytes(256 * 3), buffers, (3, 1, 1), (128, 1, 1))

@@ -4,9 +4,9 @@ import textwrap
 
 import pytest
 
-from conformance.sim import HOOKS, Fault, FaultSet, Livelock, SimDevice, load_faults
-from conformance.sim.device import faults_from_environment
-from conformance.sim.faults import MbarrierEvent
+from conformance.harness.device_sim import faults_from_environment
+from ptxsim import HOOKS, Fault, FaultSet, Livelock, SimDevice, load_faults
+from ptxsim.faults import MbarrierEvent
 from tests.sim_ptx import run_kernel
 from tests.sim_ptx_tcgen05 import TCGEN05_ALLOC
 
@@ -17,7 +17,7 @@ ISSUE_HOOKS = ("smem_desc", "instr_desc", "zero_column_mask", "sparsity_metadata
 
 FAULT_FILE = '''
 from dataclasses import replace
-from conformance.sim import Fault
+from ptxsim import Fault
 
 FAULTS = [
     Fault("drop-commit", "mbarrier", lambda ev, ctx: None if ev.kind == "commit" else ev,
@@ -83,8 +83,8 @@ def test_faults_from_environment(tmp_path):
 @pytest.mark.parametrize("text,message", [
     ("X = 1\n", "FAULTS list"),
     ("FAULTS = [1]\n", "Fault items"),
-    ("from conformance.sim import Fault\nFAULTS = [Fault('a', 'nope', print)]\n", "hook expects one of"),
-    ("from conformance.sim import Fault\nFAULTS = [Fault('a', 'shift', print), Fault('a', 'shift', print)]\n",
+    ("from ptxsim import Fault\nFAULTS = [Fault('a', 'nope', print)]\n", "hook expects one of"),
+    ("from ptxsim import Fault\nFAULTS = [Fault('a', 'shift', print), Fault('a', 'shift', print)]\n",
      "appears twice"),
 ])
 def test_bad_fault_files(tmp_path, text, message):

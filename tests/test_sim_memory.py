@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from conformance.sim import MemoryFault, SimDevice
+from ptxsim import MemoryFault, SimDevice
 from tests.sim_ptx import BAD_STORE, MEMORY, NARROW, SHARED, run_kernel
 
 pytestmark = pytest.mark.reference
@@ -16,7 +16,7 @@ def test_reverse_through_shared_memory_with_named_barrier():
     dev.memory.write(src, (np.arange(128, dtype=np.uint32) * 3 + 1).tobytes())
     dst = dev.memory.alloc(1024)
     dev.run(module, "shared_rev", [src, dst], (2, 1, 1), (128, 1, 1))
-    out = dev.memory.read(dst, 1024).view(np.uint32)
+    out = dev.memory.read_array(dst, 1024).view(np.uint32)
     assert out[:128].tolist() == [(127 - t) * 3 + 1 for t in range(128)]
     # after `bar.sync 1, 64` (warps 0-1 only) every thread of warps 0-1 saw its own CTA's atomics
     assert (out[128:192] >= 64).all() and (out[128:192] <= 128).all()

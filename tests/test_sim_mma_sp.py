@@ -9,8 +9,8 @@ gid+8 in bits 16-31, chunk j at bits 4j (PTX ISA mma.sp m16n8k16 figures, §9.7.
 import numpy as np
 import pytest
 
-from conformance.sim import Fault, SimDevice
-from conformance.sim.device import faults_overridden
+from ptxsim import Fault, SimDevice
+from ptxsim.device import faults_overridden
 from tests.sim_ptx import HEAD100
 
 pytestmark = pytest.mark.reference
@@ -40,7 +40,7 @@ def run(ptx, regs, nd, faults=()):
     dev.memory.write(src, regs.astype(np.uint32).tobytes())
     out = dev.memory.alloc(32 * nd * 4)
     dev.run(dev.load(ptx), "wsp", [src, out], (1, 1, 1), (32, 1, 1))
-    return dev.memory.read(out, 32 * nd * 4).view(np.uint32).reshape(32, nd)
+    return dev.memory.read_array(out, 32 * nd * 4).view(np.uint32).reshape(32, nd)
 
 
 def h(x):

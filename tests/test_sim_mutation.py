@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.sim import HOOKS, Fault, FaultSet
-from conformance.sim.fault_catalogue import FAULTS
+from ptxsim import HOOKS, Fault, FaultSet
+from ptxsim.fault_catalogue import FAULTS
 
 pytestmark = pytest.mark.reference
 
@@ -24,7 +24,7 @@ def test_catalogue_has_40_distinct_documented_faults_on_every_hook():
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "conformance.cli", "mutation-score", "--tests", SAMPLE,
+    return subprocess.run([sys.executable, "-m", "conformance.commands.cli", "mutation-score", "--tests", SAMPLE,
                            "-k", "mma_f16 or cp_128x256b", *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
 
@@ -41,7 +41,7 @@ def test_mutation_score_lines_and_last_line():
 
 def test_mutation_score_faults_from_file(tmp_path):
     f = tmp_path / "mine.py"
-    f.write_text("import numpy as np\nfrom conformance.sim import Fault\n"
+    f.write_text("import numpy as np\nfrom ptxsim import Fault\n"
                  "FAULTS = [Fault('flip-lsb', 'mma_result', lambda v, ctx: np.asarray(v) ^ 1),\n"
                  "          Fault('noop', 'shift', lambda v, ctx: v)]\n")
     r = cli("--faults-from", str(f))
@@ -60,7 +60,7 @@ def test_mutation_score_bad_input():
 def test_mutation_score_in_two_processes_agrees(tmp_path):
     """-j 2: two stride shards; a fault is caught when either shard catches it."""
     f = tmp_path / "mine.py"
-    f.write_text("import numpy as np\nfrom conformance.sim import Fault\n"
+    f.write_text("import numpy as np\nfrom ptxsim import Fault\n"
                  "FAULTS = [Fault('flip-lsb', 'mma_result', lambda v, ctx: np.asarray(v) ^ 1),\n"
                  "          Fault('noop', 'shift', lambda v, ctx: v)]\n")
     r = cli("--faults-from", str(f), "-j", "2")
@@ -106,7 +106,7 @@ def test_smem_units_hook_moves_units_of_the_reference_read():
 # -- the dry run (ProbeSet) that picks the cases a fault runs in ----------------------------------
 
 def test_probe_passes_values_through_and_records_effects_per_cluster():
-    from conformance.sim.faults import ProbeSet
+    from ptxsim.faults import ProbeSet
 
     def in_place(v, ctx):            # alters its argument: must not reach the simulator's value
         v[0] = 99
@@ -130,7 +130,7 @@ def test_probe_passes_values_through_and_records_effects_per_cluster():
 
 
 def test_same_value_compares_arrays_dataclasses_and_events():
-    from conformance.sim.faults import MbarrierEvent, same_value
+    from ptxsim.faults import MbarrierEvent, same_value
 
     assert same_value(np.arange(3, dtype=np.uint32), np.arange(3, dtype=np.int64))
     assert not same_value(np.arange(3), np.arange(4))
@@ -148,7 +148,7 @@ def test_dry_run_selection_agrees_with_running_every_case():
     only = ("negate-b-ignored,shift-ignored,ld-16x64b-register-order-swapped,cp-nibble-order-swapped,"
             "commit-arrives-early,swizzle-64B-read-as-32B,disable-output-lane-off-by-one,n-off-by-8,"
             "tf32-rounded-instead-of-truncated,expect-tx-ignored")
-    base = [sys.executable, "-m", "conformance.cli", "mutation-score", "--level", "smoke",
+    base = [sys.executable, "-m", "conformance.commands.cli", "mutation-score", "--level", "smoke",
             "-k", "m128n8 or cp_shift or ld_st or commit", "--only", only]
     fast = subprocess.run(base, capture_output=True, text=True, cwd=ROOT, timeout=600)
     full = subprocess.run(base + ["--exhaustive"], capture_output=True, text=True, cwd=ROOT, timeout=600)
@@ -161,7 +161,7 @@ def test_dry_run_selection_agrees_with_running_every_case():
 
 
 def test_probe_flags_a_stateful_fault_as_impure():
-    from conformance.sim.faults import ProbeSet
+    from ptxsim.faults import ProbeSet
 
     calls = []
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from conformance.sim.errors import PtxSyntaxError
-from conformance.sim.ptx_parser import Addr, Imm, Label, Name, Not, Pair, Vec, parse_int, parse_ptx
+from ptxsim.errors import PtxSyntaxError
+from ptxsim.ptx_parser import Addr, Imm, Label, Name, Not, Pair, Vec, parse_int, parse_ptx
 
 pytestmark = pytest.mark.reference
 

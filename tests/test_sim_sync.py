@@ -2,7 +2,7 @@
 
 import pytest
 
-from conformance.sim import SimDevice, SimError
+from ptxsim import SimDevice, SimError
 from tests.sim_ptx import CLUSTER, HEAD90, MBARRIER, run_kernel
 
 pytestmark = pytest.mark.reference

@@ -8,8 +8,8 @@ index XOR (row % 8)), descriptors encoded bit by bit from Table 40.
 import numpy as np
 import pytest
 
-from conformance.sim import Fault, SimDevice
-from conformance.sim.device import faults_overridden
+from ptxsim import Fault, SimDevice
+from ptxsim.device import faults_overridden
 from tests.sim_ptx_tcgen05_ops import PRELOAD, harness
 
 pytestmark = pytest.mark.reference
@@ -52,7 +52,7 @@ def run(ptx, data, words, ctas=1, faults=()):
     dev.memory.write(src, data.tobytes())
     out = dev.memory.alloc(4 * 128 * words * ctas)
     dev.run(module, ptx.split(".entry ")[1].split("(")[0], [src, out], (ctas, 1, 1), (128, 1, 1))
-    return dev.memory.read(out, 4 * 128 * words * ctas).view(np.uint32).reshape(ctas, 128, words)
+    return dev.memory.read_array(out, 4 * 128 * words * ctas).view(np.uint32).reshape(ctas, 128, words)
 
 
 def words_of(row):

@@ -8,7 +8,7 @@ against the table of docs/tmem.md written out here as formulas (not the referenc
 import numpy as np
 import pytest
 
-from conformance.sim import Fault, SimDevice, SimError
+from ptxsim import Fault, SimDevice, SimError
 from reference.tables import ldst_registers
 from tests.sim_ptx_tcgen05_ops import PRELOAD, REGS, braced, harness
 
@@ -42,7 +42,7 @@ def run(ptx, name, inputs=None, words=0, faults=()):
     dev.memory.write(src, data.tobytes())
     out = dev.memory.alloc(4 * 128 * words)
     dev.run(module, name, [src, out], (1, 1, 1), (128, 1, 1))
-    return dev.memory.read(out, 4 * 128 * words).view(np.uint32).reshape(128, words)
+    return dev.memory.read_array(out, 4 * 128 * words).view(np.uint32).reshape(128, words)
 
 
 def preload_inputs(ncols):

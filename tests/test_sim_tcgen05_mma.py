@@ -10,8 +10,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from conformance.sim import Fault
-from conformance.sim.device import faults_overridden
+from ptxsim import Fault
+from ptxsim.device import faults_overridden
 from tests.sim_mma_cases import MmaKernel, f16_codes, f32_bits, idesc, place, smem_desc
 
 pytestmark = pytest.mark.reference

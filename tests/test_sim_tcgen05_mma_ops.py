@@ -12,8 +12,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conformance.sim import Fault, SimError
-from conformance.sim.device import faults_overridden
+from ptxsim import Fault, SimError
+from ptxsim.device import faults_overridden
 from tests.sim_mma_cases import MmaKernel, f16_codes, f32_bits, idesc, idesc_scaled, place, smem_desc
 
 pytestmark = pytest.mark.reference

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from conformance.cli import main
+from conformance.commands.cli import main
 from reference.smem_descriptor import SmemDescriptor
 
 pytestmark = pytest.mark.reference
@@ -121,7 +121,7 @@ def test_errors_are_one_line(capsys, argv, fragment):
 
 
 def test_module_entry_point_and_argparse_errors():
-    cmd = [sys.executable, "-m", "conformance.cli", "layout", "--major", "K", "--swizzle", "64B", "--dtype", "bf16",
+    cmd = [sys.executable, "-m", "conformance.commands.cli", "layout", "--major", "K", "--swizzle", "64B", "--dtype", "bf16",
            "--mn", "8", "--k", "32", "--start-address", "0x1000"]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0 and json.loads(done.stdout)["descriptor"]["stride_byte_offset"] == 512

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conformance.cli import main
+from conformance.commands.cli import main
 
 pytestmark = pytest.mark.reference
 
@@ -78,6 +78,6 @@ def test_layout_errors(capsys):
 
 
 def test_entry_point_runs():
-    proc = subprocess.run([sys.executable, "-m", "conformance.cli", "tmem-fragment", "--shape", "16x64b", "--num", "x1"],
+    proc = subprocess.run([sys.executable, "-m", "conformance.commands.cli", "tmem-fragment", "--shape", "16x64b", "--num", "x1"],
                           capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout)["registers"] == 1

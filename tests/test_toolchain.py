@@ -1,4 +1,4 @@
-"""conformance.toolchain / conformance.sass: discovery order, versions, cache, batching.
+"""conformance.harness.toolchain / conformance.harness.sass: discovery order, versions, cache, batching.
 
 A fake ptxas (a Python script) stands in for the real one where the logic, not the assembler,
 is under test: it accepts every file unless the file contains ``BAD``, reports errors in the
@@ -14,8 +14,8 @@ import textwrap
 
 import pytest
 
-from conformance import sass
-from conformance import toolchain as TC
+from conformance.harness import sass
+from conformance.harness import toolchain as TC
 
 pytestmark = pytest.mark.reference
 

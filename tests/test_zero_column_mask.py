@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.cli import main
+from conformance.commands.cli import main
 from reference.errors import SpecError
 from reference.zero_column_mask import ZeroColumnMaskDescriptor, decode_zero_column_mask
 from tests.spec_texts import spec_text

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from conformance.cli import CliError, parse_bool, parse_int, parse_int_list
+from conformance.commands.cli import CliError, parse_bool, parse_int, parse_int_list
 from reference import tables as T
 from reference.instr_descriptor import InstrDescriptor, format_table
 from reference.smem_descriptor import LBO_MODES, SmemDescriptor

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from conformance.cli import parse_int
+from conformance.commands.cli import parse_int
 from reference.smem_choice import choose_layout, image_bytes
 from reference.smem_layout import STORAGE_BITS
 from reference.tables import KINDS, MAJORS, SWIZZLES

@@ -21,7 +21,7 @@ import argparse
 
 import numpy as np
 
-from conformance.cli import CliError, parse_int
+from conformance.commands.cli import CliError, parse_int
 from reference import tables as T
 from reference.errors import SpecError
 from reference.mma_qualifiers import MmaOp
@@ -31,7 +31,7 @@ SCALE_VECS = ("1X", "2X", "4X", "3X", "6X", "block16", "block32")
 
 
 class MmaInputError(CliError, ValueError):
-    """Bad IN.npz content. Also a ValueError, so that ``python3 -m conformance.cli`` (where the
+    """Bad IN.npz content. Also a ValueError, so that ``python3 -m conformance.commands.cli`` (where the
     dispatcher's own CliError is ``__main__.CliError``) still prints one line and exits 2."""
 
 

@@ -3,7 +3,7 @@
 Runs the execution tier (pytest marker ``execute``, ``--device sim``) on the simulated device once
 without faults, then once per fault until the first case fails; prints ``caught NAME by CASE`` or
 ``survived NAME`` per fault and ``caught X/Y`` as the last line. Faults: the built-in catalogue
-(``conformance.sim.fault_catalogue``), or with ``--faults-from`` the ``FAULTS`` of those files
+(``ptxsim.fault_catalogue``), or with ``--faults-from`` the ``FAULTS`` of those files
 (``--with-builtin`` adds the catalogue). The fault-free baseline is also a dry run of every fault,
 and a fault runs only in the cases where it changes a decoded value (``--exhaustive``: in all);
 a survivor says how many cases it changes values in. ``-j N`` splits the cases into N stride shards run by N
@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 import conformance
-from conformance.cli import CliError
+from conformance.commands.cli import CliError
 from conformance.plugin import LEVELS
 
 
@@ -53,8 +53,8 @@ def register(subparsers) -> None:
 
 
 def select_faults(args):
-    from conformance.sim.fault_catalogue import FAULTS
-    from conformance.sim.faults import FaultSet, load_faults
+    from ptxsim.fault_catalogue import FAULTS
+    from ptxsim.faults import FaultSet, load_faults
 
     faults = [f for path in args.faults_from for f in load_faults(path)]
     if not args.faults_from or args.with_builtin:
@@ -71,7 +71,7 @@ def select_faults(args):
 
 
 def _worker_argv(args, shard: str, out: Path) -> list[str]:
-    argv = [sys.executable, "-m", "conformance.cli", "mutation-score", "--level", args.level, "-m", args.marker,
+    argv = [sys.executable, "-m", "conformance.commands.cli", "mutation-score", "--level", args.level, "-m", args.marker,
             "--numerics", args.numerics, "--shard", shard, "--json-out", str(out)]
     for path in args.faults_from:
         argv += ["--faults-from", str(Path(path).resolve())]
@@ -103,7 +103,7 @@ def _parallel(args, faults) -> int:
             results.append(json.loads(out.read_text()))
         for log in logs:
             log.close()
-    from conformance.mutation import line
+    from conformance.harness.mutation import line
 
     caught = 0
     for f in faults:
@@ -124,7 +124,7 @@ def _parallel(args, faults) -> int:
 
 
 def handle(args) -> int:
-    from conformance.mutation import mutation_score
+    from conformance.harness.mutation import mutation_score
 
     faults = select_faults(args)
     tests = args.tests or str(Path(conformance.__file__).resolve().parent)

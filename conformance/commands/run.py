@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import conformance
-from conformance.cli import CliError
+from conformance.commands.cli import CliError
 from conformance.commands.report import report
 from conformance.plugin import LEVELS
 from results.baseline import parse_baseline, parse_pattern_files, parse_shard

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from conformance.cli import CliError, parse_int
+from conformance.commands.cli import CliError, parse_int
 from reference.datapath_layouts import d_cells
 from reference.tmem_fragments import fragment_map
 

@@ -1,0 +1,1 @@
+"""The harness: toolchain, devices, batching, oracles and comparison behind the test modules."""

@@ -1,0 +1,160 @@
+"""From pytest's reports to case statuses and case identities (pure functions, no hooks).
+
+Status of one phase report (setup / call / teardown):
+
+* call passed -> ``Pass``; xpass (non-strict) or ``[XPASS(strict)]`` -> ``UnexpectedPass``;
+* failed -> ``Crash`` / ``Timeout`` when the exception was :class:`conformance.harness.device.CaseCrash` /
+  :class:`~conformance.harness.device.CaseTimeout` (or pytest-timeout's "Timeout >"), else ``Fail``;
+* skipped by xfail -> ``ExpectedFail``; skipped with a reason starting ``NotSupported:`` ->
+  ``NotSupported``; other skips -> ``Skip``;
+* passed setup/teardown say nothing (``None``).
+
+A case's status is the worst of its phases (see :data:`results.status.SEVERITY`).
+
+Case identity: ``case_id``, ``section``, ``family`` and variant fields come, first found wins, from
+the test's user properties (``record_property("case_id", ...)``, ``"section"``, ``"family"``,
+``"variant"`` as a dict), the ``cts_case`` marker (``case_id=``, ``section=``, ``family=``, other
+keywords are variant fields), the module's ``SECTION`` / ``FAMILY`` constants; the case ID falls
+back to the pytest node ID.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+import pytest
+
+from results.outcome_log import plain_value
+from results.status import Status
+
+NOT_SUPPORTED_PREFIX = "NotSupported:"
+CASE_MARKER = "cts_case"
+_IDENTITY_KEYS = ("case_id", "section", "family")
+DETAILS_LIMIT = 4000
+
+
+def cts_case(case_id: str | None = None, section: str | None = None, family: str | None = None,
+             **variant: Any) -> pytest.MarkDecorator:
+    """The marker that declares a test's case identity at collection time."""
+    kwargs = {k: v for k, v in (("case_id", case_id), ("section", section), ("family", family)) if v is not None}
+    return getattr(pytest.mark, CASE_MARKER)(**kwargs, **variant)
+
+
+@dataclass(frozen=True)
+class CaseIdentity:
+    case_id: str
+    section: str = ""
+    family: str = ""
+    variant: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data only (pytest-xdist sends report attributes through execnet)."""
+        return {"case_id": self.case_id, "section": self.section, "family": self.family,
+                "variant": {str(k): plain_value(v) for k, v in self.variant.items()}}
+
+
+def case_identity(nodeid: str, user_properties: Iterable[tuple[str, Any]] = (),
+                  marker_kwargs: Mapping[str, Any] | None = None,
+                  module_constants: Mapping[str, Any] | None = None) -> CaseIdentity:
+    """Resolve a case's identity (see the module docstring for the order)."""
+    props = dict(user_properties)
+    marker = dict(marker_kwargs or {})
+    module = dict(module_constants or {})
+
+    def pick(key: str, module_key: str | None, default: str) -> str:
+        for source in (props.get(key), marker.get(key), module.get(module_key) if module_key else None):
+            if source not in (None, ""):
+                return str(source)
+        return default
+
+    variant = {k: v for k, v in marker.items() if k not in _IDENTITY_KEYS and k != "variant"}
+    for extra in (marker.get("variant"), props.get("variant")):
+        if isinstance(extra, Mapping):
+            variant.update(extra)
+    return CaseIdentity(pick("case_id", None, nodeid), pick("section", "SECTION", ""),
+                        pick("family", "FAMILY", ""), variant)
+
+
+def item_identity(item: pytest.Item) -> CaseIdentity:
+    marker = item.get_closest_marker(CASE_MARKER)
+    module = getattr(item, "module", None)
+    constants = {k: getattr(module, k) for k in ("SECTION", "FAMILY") if hasattr(module, k)} if module else {}
+    return case_identity(item.nodeid, getattr(item, "user_properties", ()),
+                         marker.kwargs if marker is not None else None, constants)
+
+
+def skip_reason(report: Any) -> str:
+    """The reason of a skipped report (``Skipped: `` prefix removed)."""
+    longrepr = getattr(report, "longrepr", None)
+    text = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr or "")
+    return text[len("Skipped: "):] if text.startswith("Skipped: ") else text
+
+
+def report_text(report: Any) -> str:
+    text = getattr(report, "longreprtext", None)
+    if text is None:
+        text = str(getattr(report, "longrepr", "") or "")
+    return text if len(text) <= DETAILS_LIMIT else text[:DETAILS_LIMIT] + "\n... (truncated)"
+
+
+def phase_status(report: Any) -> Status | None:
+    """Status said by one phase report (``None`` for a passing setup or teardown)."""
+    outcome, when = report.outcome, report.when
+    wasxfail = getattr(report, "wasxfail", None)
+    if outcome == "passed":
+        if wasxfail is not None:
+            return Status.UNEXPECTED_PASS
+        return Status.PASS if when == "call" else None
+    if outcome == "skipped":
+        if wasxfail is not None:
+            return Status.EXPECTED_FAIL
+        return Status.NOT_SUPPORTED if skip_reason(report).startswith(NOT_SUPPORTED_PREFIX) else Status.SKIP
+    kind = getattr(report, "cts_kind", None)
+    if kind in (Status.CRASH.value, Status.TIMEOUT.value):
+        return Status(kind)
+    if when == "???":  # pytest-xdist: the worker died while running this case
+        return Status.CRASH
+    text = report_text(report)
+    if text.startswith("[XPASS(strict)]"):
+        return Status.UNEXPECTED_PASS
+    if "Failed: Timeout >" in text:  # pytest-timeout
+        return Status.TIMEOUT
+    return Status.FAIL
+
+
+def exception_kind(excinfo: Any) -> str | None:
+    """``"Crash"`` / ``"Timeout"`` for the device layer's exceptions, else ``None``."""
+    if excinfo is None:
+        return None
+    from conformance.harness.device import CaseCrash, CaseTimeout
+
+    if excinfo.errisinstance(CaseCrash):
+        return Status.CRASH.value
+    if excinfo.errisinstance(CaseTimeout):
+        return Status.TIMEOUT.value
+    return None
+
+
+def case_details(reports: list[Any], final: Status) -> str:
+    """The text a reader needs: the failure, skip reason or expectation note of the case."""
+    parts = []
+    for report in reports:
+        note = getattr(report, "cts_note", "")
+        status = getattr(report, "cts_raw", None)
+        if status is None:
+            continue
+        if report.outcome == "skipped" and getattr(report, "wasxfail", None) is None:
+            parts.append(skip_reason(report))
+        elif status != Status.PASS.value:
+            prefix = f"[{report.when}] " if report.when not in ("call", "???") else ""
+            xfail = getattr(report, "wasxfail", None)
+            head = f"{xfail}\n" if xfail and xfail != note else ""
+            parts.append(prefix + head + report_text(report))
+        if note:
+            parts.append(note)
+    attempts = getattr(reports[-1], "cts_attempts", None) if reports else None
+    if attempts:
+        parts.append(f"attempts: {', '.join(attempts)}")
+    text = "\n".join(p for p in parts if p)
+    return text if len(text) <= DETAILS_LIMIT else text[:DETAILS_LIMIT] + "\n... (truncated)"

@@ -1,0 +1,102 @@
+"""``--device sim``: the harness's adapter over the standalone simulator :mod:`ptxsim`.
+
+:class:`SimBackend` gives a :class:`ptxsim.SimDevice` the device-layer interface of
+``conformance.harness.device`` (the shape of the PyCUDA backend): ``load`` takes the kernel's PTX
+(``wants == "ptx"``) and ``launch`` runs ``kernel(case_table, ncases)`` over the cases per
+``docs/kernel-abi.md`` in one arena, turning the simulator's errors into the harness's
+``CaseTimeout``/``CaseCrash``.  Faults named in the environment (``--faults-from``) are activated
+here, so the simulator itself reads no environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from conformance.harness.device import CaseCrash, CaseTimeout, LaunchResult, plan_arena
+from ptxsim import Fault, SimDevice, load_faults
+from ptxsim.device import SimModule
+from ptxsim.errors import Livelock, SimError, StepLimit
+from ptxsim.faults import ProbeSet
+
+ENV_FAULTS_FROM = "TCGEN05_CTS_SIM_FAULTS_FROM"
+ENV_FAULTS = "TCGEN05_CTS_SIM_FAULTS"
+
+
+class SimBackend:
+    """The simulated sm_100a device behind the harness's device interface."""
+
+    kind = "sim"
+    name = "tcgen05-cts simulator (sm_100a)"
+    compute_capability = (10, 0)
+    wants = "ptx"              # load() takes PTX text, not a cubin
+
+    def __init__(self, faults: Iterable[Fault] = (), **options) -> None:
+        self.sim = SimDevice(faults, **options)
+
+    @property
+    def driver_version(self) -> str:
+        from ptxsim.device import SIM_VERSION
+
+        return f"sim-{SIM_VERSION}"
+
+    def __getattr__(self, name):           # memory, faults, run, active_faults, ...
+        return getattr(self.sim, name)
+
+    def load(self, ptx: str | bytes) -> SimModule:
+        return self.sim.load(ptx)
+
+    def launch(self, module: SimModule, kernel_name: str, case_records: bytes, buffers, grid, block,
+               cluster_dims=(1, 1, 1), *, case_ids: Sequence[str] = (), shared_bytes: int = 0) -> LaunchResult:
+        """Run ``kernel(case_table, ncases)`` over the cases (kernel ABI); a ``LaunchResult``."""
+        sim = self.sim
+        program = module.kernel(kernel_name)
+        geometry = sim.geometry(program, grid, block, cluster_dims)
+        ctas = geometry.cluster_size
+        ids = list(case_ids) or [f"case {i}" for i in range(len(buffers))]
+        if int(np.prod(geometry.grid)) < len(buffers) * ctas:
+            raise ValueError(f"grid expects at least {len(buffers) * ctas} CTAs, but got {grid}")
+        plan = plan_arena(case_records, buffers, ctas)
+        base = sim.memory.alloc(plan.total)
+        try:
+            plan = plan_arena(case_records, buffers, ctas, base=base)
+            sim.memory.write(base, plan.host_image(case_records, buffers))
+            probe = sim.active_faults if isinstance(sim.active_faults, ProbeSet) else None
+            if probe is not None:
+                probe.effects = set()
+            try:
+                seconds = sim.run(module, kernel_name, [base, len(buffers)], geometry.grid, geometry.block,
+                                  geometry.cluster, shared_bytes)
+            except (StepLimit, Livelock) as exc:
+                raise CaseTimeout(ids, f"{kernel_name}: {exc}") from exc
+            except SimError as exc:
+                raise CaseCrash(ids, f"{kernel_name}: {type(exc).__name__}: {exc}") from exc
+            finally:
+                if probe is not None:
+                    probe.take(ids)
+            image = sim.memory.read_array(base, plan.total)
+        finally:
+            sim.memory.free(base)
+        return LaunchResult(plan.outputs(image), plan.status_words(image), seconds)
+
+
+def faults_from_environment(environ=os.environ) -> tuple[Fault, ...]:
+    """Faults to activate: the files in ``TCGEN05_CTS_SIM_FAULTS_FROM`` (``os.pathsep``-separated),
+    restricted to the comma-separated names in ``TCGEN05_CTS_SIM_FAULTS`` (all when unset)."""
+    files = [p for p in environ.get(ENV_FAULTS_FROM, "").split(os.pathsep) if p]
+    faults = [f for path in files for f in load_faults(path)]
+    names = [n.strip() for n in environ.get(ENV_FAULTS, "").split(",") if n.strip()]
+    if names:
+        known = {f.name: f for f in faults}
+        missing = [n for n in names if n not in known]
+        if missing:
+            raise ValueError(f"{ENV_FAULTS} expects fault names from {ENV_FAULTS_FROM}, but got {', '.join(missing)}")
+        faults = [known[n] for n in names]
+    return tuple(faults)
+
+
+def open_sim_device(faults: Iterable[Fault] | None = None) -> tuple[SimBackend, str]:
+    """``(device, "")`` for ``--device sim`` (the shape ``conformance.harness.devices.open_device`` expects)."""
+    return SimBackend(faults_from_environment() if faults is None else faults), ""

@@ -1,0 +1,26 @@
+"""Opening the device for ``--device cuda|sim|none``.
+
+The backends import the device layer (:mod:`conformance.harness.device`); this module imports the
+backends, lazily, so a machine without PyCUDA never imports it and imports go one way only.
+"""
+
+from __future__ import annotations
+
+from conformance.harness.device import Device, NullDevice
+
+
+def open_device(kind: str) -> tuple[Device | None, str]:
+    """The device for ``--device kind``, or ``(None, why)`` when there is none."""
+    if kind == "none":
+        return NullDevice(), "--device none"
+    if kind == "cuda":
+        from conformance.harness.device_cuda import open_cuda_device
+
+        return open_cuda_device()
+    if kind == "sim":
+        try:
+            from conformance.harness.device_sim import open_sim_device
+        except ImportError as exc:
+            return None, f"the simulated device is not available ({exc})"
+        return open_sim_device()
+    raise ValueError(f"--device expects cuda, sim or none, but got {kind!r}")

@@ -1,0 +1,292 @@
+"""Batched launches for the execution tier: one launch per kernel serves many cases.
+
+pytest runs one test per case, but a kernel runs many cases per launch (one CTA / CTA pair per
+case, docs/kernel-abi.md). :class:`ExecutionService` (one per process and device) launches, the
+first time a case of kernel K is asked for, every case of K this process is about to run -- the
+cases still queued for this pytest-xdist worker (read from the worker's own queue), or, without
+xdist, the rest of the session -- and keeps their results until their tests ask for them.
+
+Results are keyed by kernel, target and ``ptxsim.device.fault_generation()`` (simulator
+only), so a fault switched on between two cases (mutation score) always reaches the next launch.
+A launch that crashes or times out is rerun one case per launch so the status lands on its case.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from conformance.harness.device import CaseBuffers, CaseCrash, CaseTimeout
+from conformance.harness.gating import supported_target
+from generators.inputs import NUMERICS, SEMANTIC, CaseInputs, Untestable, case_record, synthesize
+from generators.params import Case
+from generators.ptx.kernel import render
+from reference.targets import ptx_version
+
+MAX_BATCH = {"sim": 64, "cuda": 4096}
+KEEP_GROUPS = 8
+_PLAN: set[int] | None = None      # id() of the items a batch may take along (restrict_batches)
+
+
+@contextlib.contextmanager
+def restrict_batches(items):
+    """Inside the block a launch batches only ``items`` (the mutation score runs a chosen subset
+    of the session's cases; batching the others along would be wasted work)."""
+    global _PLAN
+    saved, _PLAN = _PLAN, {id(it) for it in items}
+    try:
+        yield
+    finally:
+        _PLAN = saved
+
+
+@dataclass(frozen=True)
+class ExecCase:
+    """A case as the execution tier runs it: ``mode`` semantic, or numerics (companion case)."""
+
+    case: Case
+    mode: str = SEMANTIC
+
+    @property
+    def case_id(self) -> str:
+        return self.case.case_id + (".numerics" if self.mode == NUMERICS else "")
+
+
+@dataclass
+class CaseRun:
+    """What one case's test needs: inputs and device results, or why there are none."""
+
+    inputs: CaseInputs | None = None
+    outputs: np.ndarray | None = None
+    status: np.ndarray | None = None
+    skip: str | None = None            # Untestable / not modelled by the simulator
+    error: Exception | None = None     # CaseCrash / CaseTimeout / assembly failure
+    seconds: float = 0.0
+    batch: int = 1
+
+
+@dataclass
+class _Group:
+    generation: int
+    runs: dict[str, CaseRun] = field(default_factory=dict)
+
+
+class SimSkip(Exception):
+    """The simulator does not model something the kernel uses (reported as a Skip)."""
+
+
+class ExecutionService:
+    """Loads kernels and runs batches on one device; results handed out per case."""
+
+    def __init__(self, config, device) -> None:
+        self.config = config
+        self.device = device
+        self.kind = device.kind
+        self.modules: dict[tuple[str, str], object] = {}
+        self.sources: dict[tuple[str, str], tuple[str, bytes | None]] = {}
+        self.groups: dict[tuple[str, str], _Group] = {}
+        self._index: dict[tuple[str, str], list[int]] | None = None
+        self._positions: dict[int, int] = {}
+        self.launches = 0
+        self.seconds = 0.0
+
+    # -- keys -----------------------------------------------------------------------------------
+    def generation(self) -> int:
+        if self.kind != "sim":
+            return 0
+        from ptxsim.device import fault_generation
+
+        return fault_generation()
+
+    # -- what this process will run next --------------------------------------------------------
+    def _build_index(self, session) -> None:
+        self._index = {}
+        for i, it in enumerate(session.items):
+            xc = _exec_case(it)
+            if xc is not None:
+                self._positions[id(it)] = i
+                self._index.setdefault(_kernel_key(xc), []).append(i)
+
+    def upcoming(self, item, xcase: ExecCase, target: str) -> list[ExecCase]:
+        """This case and the queued cases of the same kernel (same target), in run order."""
+        session = item.session
+        if self._index is None:
+            self._build_index(session)
+        me = self._positions.get(id(item))
+        if me is None:
+            return [xcase]
+        positions = self._index.get(_kernel_key(xcase), [])
+        later = positions[bisect.bisect_right(positions, me):]
+        queued = _worker_queue(item.config)
+        if queued is not None:
+            later = [i for i in later if i in queued]
+        if _PLAN is not None:
+            later = [i for i in later if id(session.items[i]) in _PLAN]
+        out = [xcase]
+        for i in later[:MAX_BATCH.get(self.kind, 256) - 1]:
+            other = _exec_case(session.items[i])
+            if other is not None and self.target_for(other.case) == target:
+                out.append(other)
+        return out
+
+    def target_for(self, case: Case) -> str | None:
+        """The target a case runs as on this device, or None (NotSupported).
+
+        The simulator interprets the PTX of every target the suite generates (it models the
+        instructions, not one chip): the target a sm_100 device would run, else the first one.
+        """
+        if not case.targets:
+            return None
+        if self.kind == "sim":
+            return supported_target(case.targets, (10, 0)) or case.targets[0]
+        return supported_target(case.targets, getattr(self.device, "compute_capability", None))
+
+    # -- results --------------------------------------------------------------------------------
+    def run_for(self, item, xcase: ExecCase, target: str) -> CaseRun:
+        key = (xcase.case.kernel.name, target)
+        gen = self.generation()
+        group = self.groups.get(key)
+        if group is None or group.generation != gen or xcase.case_id not in group.runs:
+            group = _Group(gen)
+            self._evict(key)
+            self.groups[key] = group
+            group.runs.update(self.launch(self.upcoming(item, xcase, target), target))
+        return group.runs.pop(xcase.case_id)
+
+    def _evict(self, key) -> None:
+        self.groups.pop(key, None)
+        gen = self.generation()
+        for k in [k for k, g in self.groups.items() if g.generation != gen]:
+            del self.groups[k]
+        while len(self.groups) >= KEEP_GROUPS:
+            del self.groups[next(iter(self.groups))]
+
+    # -- loading --------------------------------------------------------------------------------
+    def source(self, case: Case, target: str) -> tuple[str, bytes | None]:
+        """(PTX text, cubin or None) of a case's kernel for ``target``."""
+        key = (case.kernel.name, target)
+        if key not in self.sources:
+            ptx = render(case.kernel, target, case.ptx_version or ptx_version(target, case.features))
+            cubin = None
+            if self.kind == "cuda":
+                cubin = self._assemble(case, target)
+            self.sources[key] = (ptx, cubin)
+        return self.sources[key]
+
+    def _assemble(self, case: Case, target: str) -> bytes:
+        from conformance.harness.assembly import service, toolchains
+
+        tools = toolchains(self.config)
+        if not tools:
+            raise RuntimeError("no ptxas found to assemble the kernel (--ptxas, $TCGEN05_CTS_PTXAS, PATH)")
+        result = service(self.config, tools[0]).results_for(case)[target]
+        if not result.ok or not result.cubin:
+            raise RuntimeError(f"{tools[0].label} rejects the kernel on {target}: {result.diagnostics.strip()[:500]}")
+        return Path(result.cubin).read_bytes()
+
+    def module(self, case: Case, target: str):
+        key = (case.kernel.name, target)
+        if key not in self.modules:
+            ptx, cubin = self.source(case, target)
+            if self.kind == "sim":
+                from ptxsim.errors import UnimplementedError
+
+                try:
+                    self.modules[key] = self.device.load(ptx)
+                except UnimplementedError as exc:
+                    raise SimSkip("simulator: not modelled: " + "; ".join(exc.items)[:600]) from None
+            else:
+                self.modules[key] = self.device.load(cubin)
+        return self.modules[key]
+
+    # -- launching ------------------------------------------------------------------------------
+    def launch(self, batch: list[ExecCase], target: str) -> dict[str, CaseRun]:
+        runs: dict[str, CaseRun] = {}
+        ready: list[tuple[ExecCase, CaseInputs]] = []
+        for xc in batch:
+            try:
+                ready.append((xc, synthesize(xc.case, xc.mode)))
+            except Untestable as exc:
+                runs[xc.case_id] = CaseRun(skip=f"Untestable: {exc}")
+            except Exception as exc:  # noqa: BLE001  (a synthesis bug fails its own case only)
+                runs[xc.case_id] = CaseRun(error=exc)
+        if not ready:
+            return runs
+        case = ready[0][0].case
+        try:
+            module = self.module(case, target)
+        except SimSkip as exc:
+            runs.update({xc.case_id: CaseRun(inputs, skip=str(exc)) for xc, inputs in ready})
+            return runs
+        except Exception as exc:  # noqa: BLE001  (assembly/load failure: every case of the kernel fails)
+            runs.update({xc.case_id: CaseRun(inputs, error=exc) for xc, inputs in ready})
+            return runs
+        for xc, inputs, outputs, status, error, seconds, n in self._isolating(module, case, ready):
+            runs[xc.case_id] = CaseRun(inputs, outputs, status, error=error, seconds=seconds, batch=n)
+        return runs
+
+    def _launch(self, module, case: Case, ready) -> tuple[list, np.ndarray, float]:
+        ctas = case.kernel.cluster
+        records = b"".join(case_record(xc.case, inp) for xc, inp in ready)
+        buffers = [CaseBuffers(inp.in_bytes, inp.out_words) for _, inp in ready]
+        ids = [xc.case_id for xc, _ in ready]
+        start = time.perf_counter()
+        result = self.device.launch(module, case.kernel.name, records, buffers, (ctas * len(ready), 1, 1),
+                                    (case.kernel.threads, 1, 1), (ctas, 1, 1), case_ids=ids,
+                                    shared_bytes=case.kernel.dynamic_smem)
+        self.launches += 1
+        elapsed = time.perf_counter() - start
+        self.seconds += elapsed
+        return result.outputs, result.status_words, elapsed
+
+    def _isolating(self, module, case: Case, ready):
+        """Run the batch; on a crash or timeout, rerun case by case so each status finds its case."""
+        try:
+            outputs, status, secs = self._launch(module, case, ready)
+            share = secs / len(ready)
+            return [(xc, inp, outputs[i], status[i], None, share, len(ready)) for i, (xc, inp) in enumerate(ready)]
+        except (CaseCrash, CaseTimeout) as exc:
+            if len(ready) == 1:
+                return [(ready[0][0], ready[0][1], None, None, exc, 0.0, 1)]
+        out = []
+        for xc, inp in ready:
+            try:
+                outputs, status, secs = self._launch(module, case, [(xc, inp)])
+                out.append((xc, inp, outputs[0], status[0], None, secs, 1))
+            except (CaseCrash, CaseTimeout) as exc:
+                out.append((xc, inp, None, None, exc, 0.0, 1))
+        return out
+
+
+# -- pytest glue -----------------------------------------------------------------------------------
+
+def _exec_case(item) -> ExecCase | None:
+    spec = getattr(item, "callspec", None)
+    xc = spec.params.get("xcase") if spec is not None else None
+    return xc if isinstance(xc, ExecCase) else None
+
+
+def _kernel_key(xc: ExecCase) -> str:
+    return xc.case.kernel.name
+
+
+def _worker_queue(config) -> set[int] | None:
+    """Indices still queued for this pytest-xdist worker (None without xdist): the worker's queue
+    plus the item it has already taken off the queue as the next one (``nextitem_index``)."""
+    if not hasattr(config, "workerinput"):
+        return None
+    for plugin in config.pluginmanager.get_plugins():
+        queue = getattr(plugin, "torun", None)
+        if queue is not None and hasattr(queue, "lock") and hasattr(plugin, "workerid"):
+            with queue.lock() as items:
+                queued = {i for i in items if isinstance(i, int)}
+            nxt = getattr(plugin, "nextitem_index", None)
+            if isinstance(nxt, int):
+                queued.add(nxt)
+            return queued
+    return None

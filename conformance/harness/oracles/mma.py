@@ -1,0 +1,135 @@
+"""Expected D of tcgen05.mma{.sp}{.ws} cases and of the synchronization patterns (§9.7.16.10).
+
+D comes from ``reference.mma_semantics.mma`` on the case's *logical* operands and is placed in
+the read-back region through ``reference.datapath_layouts.d_placement`` (the lanes/columns the
+kernel's read-back covers). Sections:
+
+* ``D`` (M x N): written elements compared bit for bit (16-bit D: the low 16 bits; the upper half
+  of the cell is not defined by §9.7.16.10.4.1); elements the disable-output-lane vector keeps
+  hold their old cell (all 32 bits); spec-ambiguous elements (``.ashift`` row 0 and, with
+  cta_group::2, row M/2) are not compared;
+* ``TMEM outside D``: every other cell of the region keeps its preloaded value.
+
+Semantic cases (exact-by-construction inputs) are checked against both numerics models first:
+the spec model's tolerance must be 0 and both models must give the same codes, else the inputs
+are not what they claim (:class:`OracleError`). Numerics companions compare under ``--numerics``:
+``hardware`` bit for bit with the published sm_100 model, ``spec`` within the spec model's bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from conformance.harness.oracles.common import (
+    FULL,
+    Expected,
+    OracleError,
+    Section,
+    piece,
+    region_index,
+    region_sections,
+)
+from generators.inputs.types import NUMERICS
+from reference.datapath_layouts import d_placement, layout_for
+from reference.mma_semantics import mma
+from reference.numerics_spec import spec_accepts
+
+
+def _exact_check(op, hw, spec, case_id: str) -> None:
+    written = hw.written & ~hw.ambiguous
+    if np.any(spec.d_tol[written] != 0):
+        raise OracleError(f"{case_id}: inputs are not exact by construction (spec tolerance {float(spec.d_tol.max()):g})")
+    same = np.asarray(hw.d).astype(np.uint32) == np.asarray(spec.d).astype(np.uint32)
+    if not same[written].all():
+        i, j = (int(v) for v in np.argwhere(~same & written)[0])
+        raise OracleError(f"{case_id}: spec and hardware models disagree at D({i}, {j}) on exact inputs")
+
+
+def d_result(lg, model: str):
+    return mma(lg.op, lg.a, lg.b, lg.c, model=model, meta=lg.meta, scale_a=lg.scale_a, scale_b=lg.scale_b,
+               lane_offset=lg.lane_offset)
+
+
+def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> list[Section]:
+    """Sections of the D region (see the module docstring); ``results`` overrides D (patterns)."""
+    lg, region = inputs.logical["mma"], inputs.logical["region"]
+    op = lg.op
+    if results is None:
+        if mode == NUMERICS:
+            results = d_result(lg, "hardware" if numerics == "hardware" else "spec")
+        else:
+            hw, sp = d_result(lg, "hardware"), d_result(lg, "spec")
+            _exact_check(op, hw, sp, case.case_id)
+            results = hw
+    layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
+    where = d_placement(layout, op.n, lg.lane_offset)
+    cta, lane, col = where[..., 0], where[..., 1], where[..., 2]
+    p = piece(spec, inputs.record, "region")
+    idx = region_index(p, inputs.out_words, cta, lane, col)
+    before = region.before[cta, lane, col]
+    bits = 16 if op.d_type == "f16" else 32
+    d_codes = np.asarray(results.d).astype(np.uint32)
+    expected = np.where(results.written, d_codes, before)
+    mask = np.where(results.written, np.uint32((1 << bits) - 1), np.uint32(FULL))
+    mask = np.where(results.ambiguous, np.uint32(0), mask)
+    value_type = {"f32": "f32", "f16": "f16", "s32": "s32"}[op.d_type]
+    accept = None
+    if mode == NUMERICS and numerics == "spec":
+        accept = _spec_acceptor(op.d_type, results, before)
+    sections = [Section("D", idx, expected, mask, value_type=value_type, accept=accept, labels=("row i", "col j"))]
+    covered = np.zeros(region.before.shape, dtype=bool)
+    covered[cta, lane, col] = True
+    sections.append(region_sections("TMEM outside D", p, inputs.out_words, region.before, region.known, exclude=covered))
+    return sections
+
+
+def _spec_acceptor(d_type: str, res, before):
+    bits = 16 if d_type == "f16" else 32
+
+    def accept(words: np.ndarray) -> np.ndarray:
+        words = np.asarray(words, dtype=np.uint32)
+        codes = (words & np.uint32((1 << bits) - 1)).astype(np.uint16 if bits == 16 else np.uint32)
+        ok = spec_accepts(d_type, codes, res.d_value, res.d_tol)
+        return np.where(res.written, ok, words == before) | res.ambiguous
+    return accept
+
+
+def mma_expected(case, inputs, spec, numerics: str, mode: str) -> Expected:
+    return Expected(mma_sections(case, inputs, spec, numerics, mode), inputs.decisions)
+
+
+# -- synchronization patterns ----------------------------------------------------------------------
+
+def pattern_expected(case, inputs, spec, numerics: str, mode: str) -> Expected:
+    """D after the pattern's MMA(s) and the pattern's loaded register (§9.7.16.6.4)."""
+    lg, region, extra = inputs.logical["mma"], inputs.logical["region"], inputs.logical["pattern"]
+    hw, sp = d_result(lg, "hardware"), d_result(lg, "spec")
+    _exact_check(lg.op, hw, sp, case.case_id)
+    if extra["pattern"] == "pipelined_same_thread":     # the second MMA accumulates into the first's D
+        lg2 = replace(lg, op=replace(lg.op, enable_input_d=True), c=np.asarray(hw.d))
+        hw2, sp2 = d_result(lg2, "hardware"), d_result(lg2, "spec")
+        _exact_check(lg2.op, hw2, sp2, case.case_id)
+        hw = hw2
+    sections = mma_sections(case, inputs, spec, numerics, mode, results=hw)
+    if extra["dump"]:
+        sections.append(_pattern_register(case, inputs, spec, hw, region, extra))
+    return Expected(sections, inputs.decisions)
+
+
+def _pattern_register(case, inputs, spec, hw, region, extra) -> Section:
+    from conformance.harness.oracles.common import register_section
+
+    op = inputs.logical["mma"].op
+    layout = layout_for(op.m, op.cta_group)
+    after = region.before[0].copy()
+    where = d_placement(layout, op.n)
+    after[where[..., 1], where[..., 2]] = np.asarray(hw.d).astype(np.uint32)
+    regs = np.zeros((128, 1), dtype=np.uint32)
+    column = extra["ld_column"] - region.column
+    if extra["pattern"].endswith("ld_mma"):          # warp 0 loads lanes 0-31 before the MMA
+        regs[:32, 0] = region.before[0, :32, column]
+    else:                                             # warp 1 loads lanes 32-63 after it
+        regs[32:64, 0] = after[32:64, column]
+    return register_section("ld register %v0", piece(spec, inputs.record, "registers"), inputs.out_words, regs, FULL)

@@ -1,0 +1,47 @@
+"""Expected D registers of warp-level ``mma.sp`` cases (§9.7.14.6).
+
+D = expand(A, metadata) x B + C, computed exactly: the operands are exact by construction, so
+every product and the sum are exact in float64 (integers: int64, then ``.satfinite`` clamps, else
+the value must fit s32). The result must be exactly representable in D's type, else the inputs
+were not exact (:class:`OracleError`). D reaches the registers through
+``reference.warp_mma_fragments.scatter``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from conformance.harness.oracles.common import FULL, Expected, OracleError, piece, register_section
+from reference import formats as F
+from reference import sparsity as SP
+from reference import warp_mma_fragments as WF
+
+S32_MIN, S32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def warp_d(lg) -> np.ndarray:
+    """D codes (16 x 8) of the logical operands."""
+    SP.check_metadata(lg.pattern, lg.meta, lg.context)
+    a = SP.expand(lg.pattern, F.decode(lg.a_type, lg.a), lg.meta, fill=0.0)
+    b = F.decode(lg.b_type, lg.b)
+    c = F.decode(lg.c_type, lg.c)
+    if lg.d_type == "s32":
+        exact = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
+        if lg.satfinite:
+            exact = np.clip(exact, S32_MIN, S32_MAX)
+        elif exact.min() < S32_MIN or exact.max() > S32_MAX:
+            raise OracleError("warp-level integer mma.sp without .satfinite overflows s32 on these inputs")
+        return F.encode("s32", exact).astype(np.uint64)
+    value = a @ b + c
+    if not F.is_representable(lg.d_type, value).all():
+        raise OracleError(f"warp-level mma.sp result not exact in {lg.d_type}: inputs are not exact by construction")
+    return F.encode(lg.d_type, value).astype(np.uint64)
+
+
+def warp_expected(case, inputs, spec, numerics, mode) -> Expected:
+    lg = inputs.logical["warp"]
+    regs = WF.scatter(WF.cd_fragment(16 if lg.d_type == "f16" else 32), warp_d(lg))
+    out = piece(case.kernel, inputs.record, "registers")
+    value_type = {"f32": "f32", "s32": "s32", "f16": "u32"}[lg.d_type]
+    return Expected([register_section("D registers", out, inputs.out_words, regs, FULL, value_type=value_type)],
+                    inputs.decisions)

@@ -1,0 +1,28 @@
+"""Simulated device: interprets the PTX the generators emit (see ``docs/sim.md``).
+
+Public entry points::
+
+    SimDevice(faults=(), batch_clusters=32)   .load(ptx) .run(...) .launch(...)   (device.py)
+    Fault, HOOKS, FaultSet, load_faults                                          (faults.py)
+    opcode, Quals, Unsupported, Op/Plain/Branch/Exit/Block                       (registry.py)
+"""
+
+from ptxsim.device import SimDevice, SimModule
+from ptxsim.errors import (
+    Deadlock,
+    Livelock,
+    MemoryFault,
+    PtxSyntaxError,
+    SimError,
+    StepLimit,
+    Trap,
+    UnimplementedError,
+)
+from ptxsim.faults import HOOKS, Fault, FaultSet, MbarrierEvent, load_faults
+from ptxsim.registry import Quals, Unsupported, opcode
+
+__all__ = [
+    "Deadlock", "Fault", "Livelock", "FaultSet", "HOOKS", "MbarrierEvent", "MemoryFault", "PtxSyntaxError", "Quals",
+    "SimDevice", "SimError", "SimModule", "StepLimit", "Trap", "UnimplementedError", "Unsupported",
+    "load_faults", "opcode",
+]

@@ -1,0 +1,197 @@
+"""``SimDevice``: a simulated sm_100a GPU that runs PTX text.
+
+``load`` parses and compiles a module (every problem at once, as ``UnimplementedError``); ``run``
+launches one kernel with the given parameters, grid, block and cluster, batch by batch of whole
+clusters executed in lock step; global memory is ``device.memory`` (``alloc``/``write``/``read``/
+``free``).  The conformance harness adapts this to its device interface
+(``conformance.harness.device_sim``); nothing here imports the harness.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+import ptxsim.ops_alu  # noqa: F401  (registers handlers)
+import ptxsim.ops_bits  # noqa: F401
+import ptxsim.ops_bulk  # noqa: F401
+import ptxsim.ops_ctrl  # noqa: F401
+import ptxsim.ops_cvt  # noqa: F401
+import ptxsim.ops_mbarrier  # noqa: F401
+import ptxsim.ops_mem  # noqa: F401
+import ptxsim.ops_mma_sp  # noqa: F401
+import ptxsim.ops_tcgen05  # noqa: F401
+import ptxsim.ops_tcgen05_cp  # noqa: F401
+import ptxsim.ops_tcgen05_ldst  # noqa: F401
+import ptxsim.ops_tcgen05_mma  # noqa: F401
+from ptxsim import scheduler
+from ptxsim.compiler import KernelProgram
+from ptxsim.errors import SimError, UnimplementedError
+from ptxsim.faults import Fault, FaultSet, ProbeSet
+from ptxsim.machine import Geometry, Machine
+from ptxsim.memory import GlobalMemory
+from ptxsim.ptx_parser import Module, parse_ptx
+from ptxsim.ptx_types import TYPES
+
+SIM_VERSION = "0.2"
+_OVERRIDE: FaultSet | None = None          # set by override_faults (mutation score): wins over a device's own
+_GENERATION = 0                            # bumped whenever the override changes
+
+
+@dataclass
+class SimModule:
+    """A loaded PTX module: parsed text and one compiled program per ``.entry``."""
+
+    ptx: str
+    module: Module
+    kernels: dict[str, KernelProgram]
+
+    def kernel(self, name: str) -> KernelProgram:
+        try:
+            return self.kernels[name]
+        except KeyError:
+            raise SimError(f"kernel name expects one of {', '.join(self.kernels) or '(none)'}, but got {name!r}") from None
+
+
+class SimDevice:
+    """The simulated sm_100a device."""
+
+    kind = "sim"
+    name = "tcgen05-cts simulator (sm_100a)"
+    compute_capability = (10, 0)
+    driver_version = f"sim-{SIM_VERSION}"
+    wants = "ptx"              # load() takes PTX text, not a cubin
+
+    def __init__(self, faults: Iterable[Fault] = (), batch_clusters: int = 32, max_steps: int = 50_000_000,
+                 livelock_spins: int = 20_000) -> None:
+        self.faults = FaultSet(faults)
+        self.batch_clusters = int(batch_clusters)
+        self.max_steps = int(max_steps)
+        self.livelock_spins = int(livelock_spins)
+        self.memory = GlobalMemory()
+
+    # -- modules ------------------------------------------------------------------------------
+
+    def load(self, ptx: str | bytes) -> SimModule:
+        """Parse and compile every kernel of a PTX module; unimplemented instructions are one error."""
+        if isinstance(ptx, (bytes, bytearray)):
+            if bytes(ptx[:4]) == b"\x7fELF":
+                raise SimError("SimDevice.load expects PTX text, but got a cubin (ELF): pass the kernel's PTX")
+            ptx = bytes(ptx).decode("utf-8")
+        module = parse_ptx(ptx)
+        symbols = self._place_globals(module)
+        kernels, problems = {}, []
+        for name, kernel in module.kernels.items():
+            try:
+                kernels[name] = KernelProgram(module, kernel, symbols)
+            except UnimplementedError as exc:
+                problems.extend(f"{name}: {item}" for item in exc.items)
+        if problems:
+            raise UnimplementedError(problems)
+        return SimModule(ptx, module, kernels)
+
+    def _place_globals(self, module: Module) -> dict[str, int]:
+        symbols = {}
+        for v in module.variables:
+            if v.space not in ("global", "const"):
+                continue
+            t = TYPES[v.type]
+            size = max(t.bits // 8, 1) * (v.count or 1)
+            addr = self.memory.alloc(size, align=max(v.align or 8, 8))
+            if v.init:
+                data = np.array([t.scalar(x) for x in v.init], dtype=t.dtype).tobytes()
+                self.memory.write(addr, data[:size])
+            symbols[v.name] = addr
+        return symbols
+
+    # -- launches -----------------------------------------------------------------------------
+
+    def geometry(self, program: KernelProgram, grid, block, cluster_dims=None) -> Geometry:
+        grid, block = _dim3(grid, "grid"), _dim3(block, "block")
+        cluster_dims = None if cluster_dims is None else _dim3(cluster_dims, "cluster")
+        d = program.kernel.directives
+        cluster = tuple(d.get("reqnctapercluster", ())) + (1, 1, 1)
+        cluster = tuple(int(x) for x in cluster[:3])
+        asked = tuple(int(x) for x in (cluster_dims or (1, 1, 1)))
+        if "reqnctapercluster" in d and asked not in ((1, 1, 1), cluster):
+            raise SimError(f"cluster_dims expects the kernel's .reqnctapercluster {cluster}, but got {asked}")
+        if "reqnctapercluster" not in d:
+            cluster = asked
+        g = Geometry(tuple(int(x) for x in grid), tuple(int(x) for x in block), cluster)
+        g.validate()
+        if "reqntid" in d and tuple(d["reqntid"]) + (1,) * (3 - len(d["reqntid"])) != g.block:
+            raise SimError(f"block expects the kernel's .reqntid {d['reqntid']}, but got {g.block}")
+        if "maxntid" in d and g.ntid > int(np.prod(d["maxntid"])):
+            raise SimError(f"block expects at most .maxntid {d['maxntid']} threads, but got {g.block}")
+        return g
+
+    @property
+    def active_faults(self) -> FaultSet:
+        """The faults launches run with: an :func:`override_faults` set, else the device's own."""
+        return _OVERRIDE if _OVERRIDE is not None else self.faults
+
+    def run(self, module: SimModule, kernel_name: str, params: Sequence, grid=(1, 1, 1), block=(1, 1, 1),
+            cluster=None, shared_bytes: int = 0, *, cluster_dims=None) -> float:
+        """Launch ``kernel_name`` once; return the seconds simulated.
+
+        ``params``: one entry per ``.param`` of the entry, in declaration order: a Python int for
+        integer and pointer parameters, a numpy float scalar (or float) for float parameters,
+        ``bytes`` for ``.b8`` array parameters (a 128-byte tensor map, say).  ``grid``/``block``/
+        ``cluster`` are 1-3 ints (missing dimensions are 1); ``cluster`` defaults to the kernel's
+        ``.reqnctapercluster`` or (1, 1, 1).  ``shared_bytes`` is the dynamic shared memory.
+        """
+        if cluster is None:
+            cluster = cluster_dims
+        program = module.kernel(kernel_name)
+        faults = self.active_faults
+        geometry = self.geometry(program, grid, block, cluster)
+        packed = program.pack_params(list(params))
+        start = time.perf_counter()
+        total = geometry.total_clusters
+        for first in range(0, total, self.batch_clusters):
+            clusters = np.arange(first, min(first + self.batch_clusters, total))
+            if isinstance(faults, ProbeSet):
+                faults.batch(clusters, geometry.cluster_size)
+            machine = Machine(program, geometry, clusters, self.memory, packed, faults,
+                              shared_bytes=shared_bytes, max_steps=self.max_steps,
+                              livelock_spins=self.livelock_spins)
+            scheduler.run(machine)
+        return time.perf_counter() - start
+
+
+def _dim3(value, what: str) -> tuple[int, int, int]:
+    """``value`` as three positive ints (an int, or 1-3 ints; missing dimensions are 1)."""
+    dims = (value,) if isinstance(value, (int, np.integer)) else tuple(value)
+    if not 1 <= len(dims) <= 3 or any(int(x) < 1 for x in dims):
+        raise SimError(f"{what} expects 1-3 positive ints, but got {value!r}")
+    return tuple(int(x) for x in dims) + (1,) * (3 - len(dims))
+
+
+@contextlib.contextmanager
+def override_faults(faults: Iterable[Fault], probe: bool = False):
+    """Every SimDevice of this process launches with exactly ``faults`` inside the block (the
+    mutation score switches faults between cases without re-creating session fixtures).  With
+    ``probe`` the faults only record where they would change something (:class:`ProbeSet`; the
+    block yields it, ``by_case`` filled per launched case)."""
+    global _OVERRIDE, _GENERATION
+    saved, _OVERRIDE = _OVERRIDE, (ProbeSet(faults) if probe else FaultSet(faults))
+    _GENERATION += 1
+    try:
+        yield _OVERRIDE
+    finally:
+        _OVERRIDE = saved
+        _GENERATION += 1
+
+
+def faults_overridden() -> bool:
+    """Whether :func:`override_faults` is in force (a device's own faults are then ignored)."""
+    return _OVERRIDE is not None
+
+
+def fault_generation() -> int:
+    """Changes whenever :func:`override_faults` switches faults (key launch caches by it)."""
+    return _GENERATION

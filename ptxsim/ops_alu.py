@@ -1,0 +1,362 @@
+"""Integer arithmetic, logic, shifts, comparisons and basic float instructions (PTX ISA §9.7.1-9.7.3).
+
+Semantics chosen where PTX leaves a result undefined (kernels must not depend on them):
+integer division by zero gives all ones (quotient) / the dividend (remainder); ``fma``/``mad``
+on f32 are computed in f64 and rounded once more to f32 (exact product, one possible double
+rounding of the sum).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptxsim.ptx_parser import Pair, Vec
+from ptxsim.ptx_types import TYPES
+from ptxsim.registry import Unsupported, opcode
+
+INTS = tuple(f"{k}{b}" for k in "sub" for b in (16, 32, 64))
+SINTS = ("s16", "s32", "s64")
+FLOATS = ("f32", "f64")
+BITS = ("b16", "b32", "b64")
+U32 = TYPES["u32"]
+PRED = TYPES["pred"]
+
+
+def _wide(t):
+    return TYPES[f"{t.kind}{2 * t.bits}"]
+
+
+def _ops(k, ins, n):
+    return k.operands(ins, n)
+
+
+def _unary(ins, k, t, fn):
+    d, a = _ops(k, ins, 2)
+    ra, w = k.reader(a, t), k.writer(d, t)
+    return lambda m, s: w(m, s, fn(ra(m, s)))
+
+
+def _binary(ins, k, t, fn, tb=None, td=None):
+    d, a, b = _ops(k, ins, 3)
+    ra, rb, w = k.reader(a, t), k.reader(b, tb or t), k.writer(d, td or t)
+    return lambda m, s: w(m, s, fn(ra(m, s), rb(m, s)))
+
+
+def _round_mode(q, t):
+    """Rounding qualifier of a float instruction: only round-to-nearest-even is modelled."""
+    mode = q.take("rn", "rz", "rm", "rp")
+    if q.flag("ftz"):
+        raise Unsupported(".ftz (flush subnormals) is not modelled")
+    if q.flag("sat"):
+        raise Unsupported(".sat on float arithmetic is not modelled")
+    if mode not in (None, "rn"):
+        raise Unsupported(f"rounding mode .{mode} is not modelled (only .rn)")
+
+
+# -- moves --------------------------------------------------------------------------------------
+
+@opcode("mov")
+def compile_mov(ins, q, k):
+    t = q.take_type()
+    d, a = _ops(k, ins, 2)
+    if t.kind == "pred":
+        ra, w = k.pred_reader(a), k.pred_writer(d)
+        return lambda m, s: w(m, s, ra(m, s))
+    if isinstance(a, Vec):                          # pack: mov.b64 d, {lo, hi}
+        parts = a.items
+        pt = TYPES[f"b{t.bits // len(parts)}"]
+        readers = [k.reader(p, pt) for p in parts]
+        w = k.writer(d, t)
+        shifts = [np.uint64(pt.bits * i) for i in range(len(parts))]
+
+        def pack(m, s):
+            acc = np.uint64(0)
+            for r, sh in zip(readers, shifts, strict=True):
+                acc = acc | (np.asarray(r(m, s)).astype(np.uint64) << sh)
+            w(m, s, t.from_u64(acc))
+        return pack
+    if isinstance(d, Vec):                          # unpack: mov.b64 {lo, hi}, a
+        parts = d.items
+        pt = TYPES[f"b{t.bits // len(parts)}"]
+        ra = k.reader(a, TYPES[f"b{t.bits}"])
+        writers = [k.writer(p, pt) for p in parts]
+        shifts = [np.uint64(pt.bits * i) for i in range(len(parts))]
+
+        def unpack(m, s):
+            v = np.asarray(ra(m, s)).astype(np.uint64)
+            for w, sh in zip(writers, shifts, strict=True):
+                w(m, s, pt.from_u64(v >> sh))
+        return unpack
+    space = k.symbol_space(a)
+    if space is not None and space not in ("shared", "global", "const", "local"):
+        raise Unsupported(f"taking the address of a .{space} symbol is not modelled")
+    return _unary(ins, k, t, lambda x: x)
+
+
+# -- integer and float arithmetic -----------------------------------------------------------------
+
+def _div_trunc(a, b, t):
+    a = np.asarray(a)
+    b = np.asarray(b)
+    if t.kind == "f":
+        return a / b
+    zero = b == 0
+    bb = np.where(zero, 1, b).astype(t.dtype)
+    if t.kind == "s":
+        qt = np.abs(a.astype(np.int64) if t.bits < 64 else a) // np.abs(bb.astype(np.int64) if t.bits < 64 else bb)
+        qt = np.where((a < 0) ^ (bb < 0), -qt, qt)
+    else:
+        qt = a // bb
+    return np.where(zero, np.array(t.mask, dtype=t.udtype).view(t.dtype), qt)
+
+
+def _rem_trunc(a, b, t):
+    a = np.asarray(a)
+    b = np.asarray(b)
+    zero = b == 0
+    bb = np.where(zero, 1, b).astype(t.dtype)
+    r = np.fmod(a, bb) if t.kind == "s" else a % bb
+    return np.where(zero, a, r)
+
+
+def _mul_hi(a, b, t):
+    if t.bits <= 32:
+        w = _wide(t)
+        return (a.astype(w.dtype) * b.astype(w.dtype)) >> t.bits if hasattr(a, "astype") else \
+            (w.dtype(a) * w.dtype(b)) >> t.bits
+    au = np.asarray(a).astype(np.uint64)
+    bu = np.asarray(b).astype(np.uint64)
+    m32 = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    a0, a1, b0, b1 = au & m32, au >> s32, bu & m32, bu >> s32
+    mid = (a0 * b0 >> s32) + (a1 * b0 & m32) + (a0 * b1 & m32)
+    hi = a1 * b1 + (a1 * b0 >> s32) + (a0 * b1 >> s32) + (mid >> s32)
+    if t.kind == "s":
+        hi = hi - np.where(np.asarray(a) < 0, bu, 0).astype(np.uint64) - np.where(np.asarray(b) < 0, au, 0).astype(np.uint64)
+    return hi
+
+
+@opcode("add", "sub")
+def compile_add(ins, q, k):
+    sub = ins.parts[0] == "sub"
+    t = q.take_type(INTS + FLOATS)
+    if t.kind == "f":
+        _round_mode(q, t)
+        return _binary(ins, k, t, (lambda a, b: a - b) if sub else (lambda a, b: a + b))
+    if q.flag("sat"):
+        if t.name != "s32":
+            raise Unsupported(".sat expects type .s32")
+        lo, hi = -(1 << 31), (1 << 31) - 1
+
+        def sat(a, b):
+            r = np.asarray(a, np.int64) - b if sub else np.asarray(a, np.int64) + b
+            return np.clip(r, lo, hi)
+        return _binary(ins, k, t, sat)
+    if q.take("cc"):
+        raise Unsupported(".cc (carry) is not modelled")
+    return _binary(ins, k, t, (lambda a, b: a - b) if sub else (lambda a, b: a + b))
+
+
+@opcode("mul")
+def compile_mul(ins, q, k):
+    mode = q.take("lo", "hi", "wide")
+    t = q.take_type(INTS + FLOATS)
+    if t.kind == "f":
+        if mode:
+            raise Unsupported(f".{mode} with a float type")
+        _round_mode(q, t)
+        return _binary(ins, k, t, lambda a, b: a * b)
+    if mode is None:
+        raise Unsupported("integer mul expects .lo, .hi or .wide")
+    if mode == "wide":
+        if t.bits == 64:
+            raise Unsupported(".wide expects a 16- or 32-bit type")
+        w = _wide(t)
+        return _binary(ins, k, t, lambda a, b: np.asarray(a).astype(w.dtype) * np.asarray(b).astype(w.dtype), td=w)
+    if mode == "hi":
+        return _binary(ins, k, t, lambda a, b: _mul_hi(np.asarray(a), np.asarray(b), t))
+    return _binary(ins, k, t, lambda a, b: a * b)
+
+
+def _fma64(a, b, c):
+    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)).astype(np.float32)
+
+
+@opcode("mad", "fma")
+def compile_mad(ins, q, k):
+    mode = q.take("lo", "hi", "wide")
+    t = q.take_type(INTS + FLOATS)
+    d, a, b, c = _ops(k, ins, 4)
+    if t.kind == "f":
+        _round_mode(q, t)
+        ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.reader(c, t), k.writer(d, t)
+        if t.bits == 32:
+            return lambda m, s: w(m, s, _fma64(ra(m, s), rb(m, s), rc(m, s)))
+        return lambda m, s: w(m, s, ra(m, s) * rb(m, s) + rc(m, s))
+    if ins.parts[0] == "fma":
+        raise Unsupported("fma expects a float type")
+    if mode is None:
+        raise Unsupported("integer mad expects .lo, .hi or .wide")
+    if q.flag("sat") or q.flag("cc"):
+        raise Unsupported(".sat/.cc on mad are not modelled")
+    td = _wide(t) if mode == "wide" else t
+    ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.reader(c, td), k.writer(d, td)
+    if mode == "wide":
+        return lambda m, s: w(m, s, np.asarray(ra(m, s)).astype(td.dtype) * np.asarray(rb(m, s)).astype(td.dtype) + rc(m, s))
+    if mode == "hi":
+        return lambda m, s: w(m, s, _mul_hi(np.asarray(ra(m, s)), np.asarray(rb(m, s)), t).astype(t.udtype).view(t.dtype) + rc(m, s))
+    return lambda m, s: w(m, s, ra(m, s) * rb(m, s) + rc(m, s))
+
+
+@opcode("div", "rem")
+def compile_div(ins, q, k):
+    rem = ins.parts[0] == "rem"
+    t = q.take_type(INTS + FLOATS)
+    if t.kind == "f":
+        if rem:
+            raise Unsupported("rem expects an integer type")
+        if t.bits == 32 and q.take("approx", "full"):
+            raise Unsupported("div.approx/.full.f32 are not modelled (use div.rn)")
+        _round_mode(q, t)
+        return _binary(ins, k, t, lambda a, b: np.asarray(a) / b)
+    return _binary(ins, k, t, (lambda a, b: _rem_trunc(a, b, t)) if rem else (lambda a, b: _div_trunc(a, b, t)))
+
+
+@opcode("min", "max")
+def compile_minmax(ins, q, k):
+    fn = np.minimum if ins.parts[0] == "min" else np.maximum
+    t = q.take_type(INTS + FLOATS)
+    if t.kind == "f":
+        if q.flag("NaN") or q.flag("xorsign") or q.flag("abs"):
+            raise Unsupported("min/max .NaN/.xorsign/.abs are not modelled")
+        if q.flag("ftz"):
+            raise Unsupported(".ftz (flush subnormals) is not modelled")
+        fmin = np.fmin if fn is np.minimum else np.fmax    # PTX: NaN inputs are ignored
+        return _binary(ins, k, t, fmin)
+    if q.flag("relu"):
+        raise Unsupported(".relu is not modelled")
+    return _binary(ins, k, t, fn)
+
+
+@opcode("neg", "abs")
+def compile_neg(ins, q, k):
+    t = q.take_type(SINTS + FLOATS)
+    if t.kind == "f":
+        if q.flag("ftz"):
+            raise Unsupported(".ftz (flush subnormals) is not modelled")
+        bit = np.array(1 << (t.bits - 1), dtype=t.udtype)
+        if ins.parts[0] == "neg":      # sign-bit flip, NaN payload kept
+            return _unary(ins, k, t, lambda a: (np.asarray(a, t.dtype).view(t.udtype) ^ bit).view(t.dtype))
+        return _unary(ins, k, t, lambda a: (np.asarray(a, t.dtype).view(t.udtype) & ~bit).view(t.dtype))
+    if ins.parts[0] == "neg":
+        return _unary(ins, k, t, lambda a: -np.asarray(a))
+    return _unary(ins, k, t, lambda a: np.abs(np.asarray(a)))
+
+
+# -- logic and shifts -------------------------------------------------------------------------
+
+@opcode("and", "or", "xor")
+def compile_logic(ins, q, k):
+    fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[ins.parts[0]]
+    t = q.take_type(BITS + ("pred",))
+    if t.kind == "pred":
+        d, a, b = _ops(k, ins, 3)
+        ra, rb, w = k.pred_reader(a), k.pred_reader(b), k.pred_writer(d)
+        return lambda m, s: w(m, s, fn(ra(m, s), rb(m, s)))
+    return _binary(ins, k, t, fn)
+
+
+@opcode("not", "cnot")
+def compile_not(ins, q, k):
+    t = q.take_type(BITS + ("pred",))
+    if ins.parts[0] == "cnot":
+        return _unary(ins, k, t, lambda a: (np.asarray(a) == 0).astype(t.dtype))
+    if t.kind == "pred":
+        d, a = _ops(k, ins, 2)
+        ra, w = k.pred_reader(a), k.pred_writer(d)
+        return lambda m, s: w(m, s, ~np.asarray(ra(m, s)))
+    return _unary(ins, k, t, np.invert)
+
+
+@opcode("shl", "shr")
+def compile_shift(ins, q, k):
+    t = q.take_type(BITS + INTS)
+    bits = t.bits
+    if ins.parts[0] == "shl":
+        def fn(a, b):
+            a = np.asarray(a).astype(t.udtype)
+            b = np.asarray(b)
+            return np.where(b >= bits, 0, a << np.minimum(b, bits - 1).astype(t.udtype))
+    elif t.kind == "s":
+        def fn(a, b):
+            return np.asarray(a) >> np.minimum(np.asarray(b), bits - 1).astype(t.dtype)
+    else:
+        def fn(a, b):
+            a = np.asarray(a).astype(t.udtype)
+            b = np.asarray(b)
+            return np.where(b >= bits, 0, a >> np.minimum(b, bits - 1).astype(t.udtype))
+    return _binary(ins, k, t, fn, tb=U32)
+
+
+# -- comparisons --------------------------------------------------------------------------------
+
+_CMP = {
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+    "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal,
+}
+_UNORDERED = {"equ": "eq", "neu": "ne", "ltu": "lt", "leu": "le", "gtu": "gt", "geu": "ge"}
+_BOOL = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
+
+
+def _comparison(cmp: str, t):
+    if cmp in ("num", "nan"):
+        if t.kind != "f":
+            raise Unsupported(f".{cmp} expects a float type")
+        return (lambda a, b: ~(np.isnan(a) | np.isnan(b))) if cmp == "num" else (lambda a, b: np.isnan(a) | np.isnan(b))
+    if cmp in _UNORDERED:
+        if t.kind != "f":
+            raise Unsupported(f".{cmp} expects a float type")
+        base = _CMP[_UNORDERED[cmp]]
+        return lambda a, b: base(a, b) | np.isnan(a) | np.isnan(b)
+    if cmp in ("lo", "ls", "hi", "hs") and t.kind not in "bu":
+        raise Unsupported(f".{cmp} expects an unsigned type")
+    if t.kind == "f" and cmp == "ne":
+        return lambda a, b: np.not_equal(a, b) & ~(np.isnan(a) | np.isnan(b))
+    return _CMP[cmp]
+
+
+@opcode("setp")
+def compile_setp(ins, q, k):
+    cmp = q.take(*_CMP, *_UNORDERED, "num", "nan", required=True)
+    boolop = q.take(*_BOOL)
+    t = q.take_type(INTS + FLOATS + BITS)
+    if q.flag("ftz"):
+        raise Unsupported(".ftz (flush subnormals) is not modelled")
+    fn = _comparison(cmp, t)
+    ops = k.operands(ins, 4 if boolop else 3)
+    dest = ops[0]
+    ra, rb = k.reader(ops[1], t), k.reader(ops[2], t)
+    rc = k.pred_reader(ops[3]) if boolop else None
+    comb = _BOOL.get(boolop)
+    wp = k.pred_writer(dest.first if isinstance(dest, Pair) else dest)
+    wq = k.pred_writer(dest.second) if isinstance(dest, Pair) else None
+
+    def run(m, s):
+        r = np.broadcast_to(fn(ra(m, s), rb(m, s)), (s.n,))
+        if comb is None:
+            p, notp = r, ~r
+        else:
+            c = rc(m, s)
+            p, notp = comb(r, c), comb(~r, c)
+        wp(m, s, p)
+        if wq is not None:
+            wq(m, s, notp)
+    return run
+
+
+@opcode("selp")
+def compile_selp(ins, q, k):
+    t = q.take_type(INTS + FLOATS + BITS)
+    d, a, b, c = _ops(k, ins, 4)
+    ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.pred_reader(c), k.writer(d, t)
+    return lambda m, s: w(m, s, np.where(rc(m, s), ra(m, s), rb(m, s)))
