@@ -5,11 +5,14 @@ meaning.  What is parsed::
 
     module     .version  .target  .address_size  [.visible|.extern|.weak] .entry
                module-scope .global/.const/.shared variables; .file/.loc/.section are skipped
+               ``.section name { ... }`` (DWARF debug data) is skipped whole
     entry      .entry name ( .param [.align n] .type name[ [n] ], ... )
                .maxntid/.reqntid/.reqnctapercluster/.explicitcluster/.maxnreg/.minnctapersm/
                .maxclusterrank  { body }
     body       .reg [.type] names (``%r<8>`` ranges too)   .shared/.local/.const/.global variables
-               (``.align``, arrays, ``[]`` for extern)   labels   nested { } scopes (flattened)
+               (``.align``, arrays, ``[]`` for extern)   labels   nested { } scopes: flattened, each
+               name declared in a nested scope (register, variable, label) renamed ``name$N`` so
+               inline-asm blocks may redeclare ``complete``/``waitLoop`` (PTX ISA §4.4 scoping)
                [@[!]p] opcode{.qualifier} operand, ... ;
     operands   registers / names (``%tid.x``)   ``_``   immediates (decimal, 0x hex, 0b binary,
                octal, ``U`` suffix, 0fXXXXXXXX, 0dXXXXXXXXXXXXXXXX, decimal floats)
@@ -115,6 +118,45 @@ class _Parser:
         self.src = text
         self.toks = tokenize(text)
         self.i = 0
+        self.scopes: list[dict[str, str]] = []     # nested-scope renames, innermost last
+        self.scope_count = 0
+
+    # scopes (PTX ISA §4.4: a name declared in a { } block is visible there and in inner blocks)
+    def resolve(self, text: str) -> str:
+        for scope in reversed(self.scopes):
+            if text in scope:
+                return scope[text]
+        return text
+
+    def declare(self, text: str) -> str:
+        if not self.scopes:
+            return text
+        return self.scopes[-1].setdefault(text, f"{text}${self.scope_count}")
+
+    def _block_labels(self) -> list[str]:
+        """Labels defined directly in the block starting at the current token (inner blocks skipped)."""
+        depth, j, found = 0, self.i, []
+        while j < len(self.toks):
+            tok = self.toks[j]
+            if tok.text == "{":
+                depth += 1
+            elif tok.text == "}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif (depth == 0 and tok.kind == "ident" and j + 1 < len(self.toks) and self.toks[j + 1].text == ":"
+                  and (j == 0 or self.toks[j - 1].text in (";", "{", "}", ":") or self.toks[j - 1].line != tok.line)):
+                found.append(tok.text)
+            j += 1
+        return found
+
+    def skip_braced(self) -> None:
+        """Skip a ``{ ... }`` group (the current token is its ``{``)."""
+        self.expect("{")
+        depth = 1
+        while depth:
+            tok = self.next()
+            depth += {"{": 1, "}": -1}.get(tok.text, 0)
 
     # token helpers
     def peek(self, k: int = 0) -> Tok | None:
@@ -178,6 +220,10 @@ class _Parser:
                 target = tuple(names)
             elif tok.text == ".address_size":
                 address_size = self.expect_int()
+            elif tok.text == ".section":
+                self.next()                               # the section name
+                if self.peek() is not None and self.peek().text == "{":
+                    self.skip_braced()
             elif tok.text in _SKIPPED_LINE_DIRECTIVES:
                 self.skip_line(tok.line)
             elif tok.text in (".visible", ".weak", ".extern", ".common"):
@@ -302,16 +348,23 @@ class _Parser:
                 return
             if tok.text == "{":
                 self.i += 1
-                self.block(regs, variables, body)
+                self.scope_count += 1
+                self.scopes.append({})
+                for label in self._block_labels():
+                    self.declare(label)
+                try:
+                    self.block(regs, variables, body)
+                finally:
+                    self.scopes.pop()
             elif tok.text == ".reg":
                 self.i += 1
                 regs.extend(self.reg_decl(tok.line))
             elif tok.text in _VAR_SPACES:
                 self.i += 1
-                variables.append(self.var_decl(tok))
+                variables.append(self._scoped_var(self.var_decl(tok)))
             elif tok.text == ".extern":
                 self.i += 1
-                variables.append(self.var_decl(self.next(), extern=True))
+                variables.append(self._scoped_var(self.var_decl(self.next(), extern=True)))
             elif tok.text == ".pragma":
                 self.i += 1
                 self.next()
@@ -321,11 +374,16 @@ class _Parser:
                 self.skip_line(tok.line)
             elif tok.kind == "ident" and self.peek(1) is not None and self.peek(1).text == ":":
                 self.i += 2
-                body.append(Label(tok.text, tok.line))
+                body.append(Label(self.resolve(tok.text) if self.scopes else tok.text, tok.line))
             elif tok.text == "@" or tok.kind == "ident":
                 body.append(self.instruction())
             else:
                 raise self.error("expects an instruction, a label, a declaration or '}'", tok)
+
+    def _scoped_var(self, var: VarDecl) -> VarDecl:
+        if not self.scopes:
+            return var
+        return VarDecl(var.space, self.declare(var.name), var.type, var.align, var.count, var.extern, var.init, var.line)
 
     def reg_decl(self, line: int) -> list[RegDecl]:
         tok = self.next()
@@ -342,9 +400,9 @@ class _Parser:
             if self.accept("<"):
                 count = self.expect_int()
                 self.expect(">")
-                out.extend(RegDecl(f"{name.text}{k}", rtype, line) for k in range(count))
+                out.extend(RegDecl(self.declare(f"{name.text}{k}"), rtype, line) for k in range(count))
             else:
-                out.append(RegDecl(name.text, rtype, line))
+                out.append(RegDecl(self.declare(name.text), rtype, line))
             if not self.accept(","):
                 break
         self.expect(";")
@@ -358,7 +416,7 @@ class _Parser:
             g = self.next()
             if g.kind != "ident":
                 raise self.error("expects a predicate register after '@'", g)
-            guard = Name(g.text)
+            guard = Name(self.resolve(g.text))
         op = self.next()
         if op.kind != "ident":
             raise self.error("expects an opcode", op)
@@ -380,7 +438,7 @@ class _Parser:
         tok = self.next()
         if tok.kind != "ident":
             raise self.error("expects a name", tok)
-        text = tok.text
+        text = self.resolve(tok.text)
         while self.adjacent() and self.peek().kind == "dot":        # %tid.x, %clusterid.y
             text += self.next().text
         return Name(text)
