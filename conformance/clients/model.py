@@ -1,0 +1,91 @@
+"""Corpus entries: a kernel, its compile configuration, and how to build one exact case.
+
+A kernel's parameters (Triton signature order, constexprs left out) are described by argument
+specs; Triton's host-side launcher conventions are reproduced by :mod:`conformance.clients.launch`
+(a host tensor descriptor expands to its 128-byte tensor map, shape and strides; two scratch
+pointers are appended).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class In:
+    """A pointer parameter: a global buffer holding ``data`` (C order, its raw bytes)."""
+
+    data: np.ndarray
+
+
+@dataclass(frozen=True)
+class Out:
+    """A pointer parameter: a zero-filled buffer of ``shape``/``dtype`` read back as output ``name``."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: Any
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """An integer or float parameter (its PTX type comes from the Triton signature)."""
+
+    value: int | float
+
+
+@dataclass(frozen=True)
+class Desc:
+    """A host-side TMA tensor descriptor (Triton ``TensorDescriptor``) over a 2-5D tensor.
+
+    ``data`` is the tensor (an input), or ``out`` names an output whose zeroed buffer it covers;
+    ``block`` is the box shape, outermost first (Triton's ``block_shape``)."""
+
+    block: tuple[int, ...]
+    data: np.ndarray | None = None
+    out: Out | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One run: the arguments (signature order, constexprs left out), the grid in programs and the
+    expected outputs by name (compared bit for bit after conversion to the output dtype)."""
+
+    args: tuple
+    grid: tuple[int, int, int]
+    expected: dict[str, np.ndarray]
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ClientKernel:
+    """One corpus configuration.
+
+    ``families`` lists the tcgen05 families the kernel is meant to exercise (the first is its
+    JUnit section, ``clients:<family>``); the simulator's trace says what it really executed.
+    ``make_case(rng)`` builds the inputs (exact by construction) and the expected outputs."""
+
+    name: str
+    language: str                      # "triton" | "gluon"
+    fn: Any                            # the @triton.jit / @gluon.jit function
+    signature: dict[str, str]
+    constexprs: dict[str, Any]
+    make_case: Callable[[np.random.Generator], Case]
+    families: tuple[str, ...]
+    num_warps: int = 4
+    num_stages: int = 3
+    num_ctas: int = 1
+    options: dict[str, Any] = field(default_factory=dict)
+    arch: int = 100                    # 100: sm_100a, 103: sm_103a
+    inexact: str = ""                  # why an exact comparison is impossible ("" = bit-exact)
+
+    @property
+    def section(self) -> str:
+        return f"clients:{self.families[0]}"
+
+    @property
+    def target(self) -> str:
+        return f"sm_{self.arch}a"

@@ -1,0 +1,72 @@
+"""Real-client tier (``-m clients``): Triton/Gluon kernels compiled for sm_100a run unmodified.
+
+Each case is one corpus configuration (``conformance/clients``): Triton 3.9 compiles it (cached on
+disk), the device runs the PTX exactly as Triton's launcher would, and every output must equal the
+float64 numpy product bit for bit (inputs are exact by construction).  On ``--device sim`` the
+simulator decodes every tcgen05 operand through ``reference/``, so a mismatch is a finding about
+the project's reading of the spec (docs/clients.md).  JUnit section: ``clients:<family>``.
+Without Triton every case skips with the reason; without a device the tier skips as NotSupported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from conformance.clients.build import triton_or_skip_reason
+from conformance.harness.case_status import CASE_MARKER
+
+pytestmark = pytest.mark.clients
+FAMILY = "clients"
+
+
+def _corpus():
+    if triton_or_skip_reason():
+        return []
+    from conformance.clients.corpus import load_corpus
+
+    return load_corpus()
+
+
+def pytest_generate_tests(metafunc):
+    if "client" not in metafunc.fixturenames:
+        return
+    reason = triton_or_skip_reason()
+    if reason:
+        metafunc.parametrize("client", [pytest.param(None, id="corpus", marks=[
+            pytest.mark.skip(reason=reason), getattr(pytest.mark, CASE_MARKER)(
+                case_id="clients.corpus", section="clients", family=FAMILY)])])
+        return
+    metafunc.parametrize("client", [pytest.param(k, id=k.name, marks=getattr(pytest.mark, CASE_MARKER)(
+        case_id=f"clients.{k.name}", section=k.section, family=FAMILY)) for k in _corpus()])
+
+
+def _client_device(request):
+    device = request.getfixturevalue("cts_device")
+    kind = request.config.getoption("device")
+    if device is None or getattr(device, "kind", "none") == "none":
+        pytest.skip("NotSupported: needs sm_100a, found none")
+    if kind == "sim":
+        return device
+    from conformance.clients.cuda import client_device
+
+    return client_device(device)
+
+
+def test_client_kernel(client, request):
+    from conformance.clients.build import compile_kernel
+    from conformance.clients.launch import compare, run_case
+
+    device = _client_device(request)
+    cc = getattr(device, "compute_capability", None)
+    if cc is not None and tuple(cc) != (client.arch // 10, client.arch % 10):
+        pytest.skip(f"NotSupported: needs {client.target}, found sm_{cc[0]}{cc[1]}")
+    compiled = compile_kernel(client)
+    case = client.make_case(np.random.default_rng(abs(hash(client.name)) % (1 << 32)))
+    result = run_case(device, client, compiled, case)
+    request.node.user_properties.append(("target", client.target))
+    problems = compare(client, case, result.outputs)
+    if problems:
+        pytest.fail(f"{client.section} {client.name} ({client.language}, {client.target}): " + "; ".join(problems)
+                    + f"\n  reproduce: python3 -m pytest 'conformance/test_clients.py::test_client_kernel[{client.name}]'"
+                      f" --device {request.config.getoption('device')}", pytrace=False)
