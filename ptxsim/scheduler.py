@@ -150,6 +150,7 @@ def _step(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
 
 
 def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: set, pc: int, alone: bool) -> None:
+    tally = m.tally
     while True:
         m.current_pc = pc
         if not alone and (pc >= limit or pc in stops):
@@ -160,6 +161,8 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
         if m.steps > m.max_steps:
             g.pc = pc
             raise StepLimit(f"more than {m.max_steps} instructions executed (an unbounded loop?)")
+        if tally is not None:
+            tally[pc] += g.sel.n
         kind = type(op)
         if kind is Plain:
             op.fn(m, g.sel)
