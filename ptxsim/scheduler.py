@@ -176,15 +176,20 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
                 g.pc, g.state = pc, YIELD
                 return
             continue
-        taken = g.sel if op.guard is None else g.sel.narrow(
-            ~m.P[op.guard, g.sel.ix] if op.neg else m.P[op.guard, g.sel.ix])
+        if op.guard is None:
+            taken = g.sel
+        else:
+            mask = m.P[op.guard, g.sel.ix]
+            if op.neg:
+                mask = ~mask
+            taken = g.sel.narrow(mask)
         if kind is Branch:
             if taken is g.sel:
                 pc = op.pc
             elif taken is None:
                 pc += 1
             else:
-                rest = g.sel.narrow(~np.isin(g.sel.idx, taken.idx, assume_unique=True))
+                rest = g.sel.narrow(~mask)              # the threads the guard did not take
                 groups.append(Group(op.pc, taken))
                 g.sel, g.pc = rest, pc + 1
                 return
@@ -197,7 +202,7 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
             if taken is g.sel:
                 g.sel = None
             else:
-                g.sel = g.sel.narrow(~np.isin(g.sel.idx, taken.idx, assume_unique=True))
+                g.sel = g.sel.narrow(~mask)
                 g.pc = pc + 1
             return
         elif kind is Block:
