@@ -160,6 +160,11 @@ def _mma_config(name, M, N, K, *, dtype="fp16", kstep=None, a_kmajor=True, b_kma
 
 def configs() -> list[ClientKernel]:
     return [
+        _red_config("ld_red_min_f32_m128n64", 128, 64, red_max=False),
+        _red_config("ld_red_max_abs_f32_m128n32", 128, 32, red_max=True, abs_=True),
+        _red_config("ld_red_min_nan_f32_m128n64", 128, 64, red_max=False, nan=NAN_ALL, nan_rows=20),
+        _red_config("ld_red_max_abs_nan_f32_m128n16", 128, 16, red_max=True, abs_=True, nan=NAN_ALL, nan_rows=9),
+        _red_config("ld_red_max_nonan_f32_m128n64", 128, 64, red_max=True, nan_rows=30),
         _scaled_config("mma_scaled_mxf8_e4m3_m128n128k64", 128, 128, 64, "e4m3", "e4m3"),
         _scaled_config("mma_scaled_mxf4_e2m1_m128n64k128", 128, 64, 128, "e2m1", "e2m1"),
         _scaled_config("mma_scaled_nvf4_e2m1_m128n64k64", 128, 64, 64, "e2m1", "e2m1", vec=16, nvfp4=True),
@@ -291,3 +296,55 @@ def _scaled_config(name, M, N, K, a_fmt, b_fmt, *, vec=32, nvfp4=False, copy=Fal
     const = {"M": M, "N": N, "K": K, "A_FMT": a_fmt, "B_FMT": b_fmt, "VEC": vec, "SCALE_COPY": copy}
     return ClientKernel(f"gluon.{name}", "gluon", mma_scaled_kernel, {**sig, **{k: "constexpr" for k in const}}, const,
                         make, families=families, num_warps=4, num_stages=1)
+
+
+# ----------------------------------------------------------------------------------------------
+# tcgen05.ld.red: load_min / load_max (optionally .abs, .NaN) after a tcgen05.st
+
+
+@gluon.jit
+def tmem_red_kernel(x_ptr, v_ptr, r_ptr, M: gl.constexpr, N: gl.constexpr, RED_MAX: gl.constexpr,
+                    ABS: gl.constexpr, NAN: gl.constexpr, VARIANT: gl.constexpr):
+    """V = X through Tensor Memory; R[m] = min/max over n of X[m, n] (or |X[m, n]|).  tcgen05.ld.red
+    exists on sm_103a (sm_103f family), not sm_100a."""
+    dtype: gl.constexpr = x_ptr.dtype.element_ty
+    t = allocate_tensor_memory(dtype, [M, N], TensorMemoryLayout([M, N], col_stride=1))
+    layout: gl.constexpr = t.get_reg_layout(instr_variant=VARIANT)
+    t.store(_load_tile(x_ptr, M, N, layout))
+    if RED_MAX:
+        vals, red = t.load_max(layout, abs=ABS, propagate_nan=NAN)
+    else:
+        vals, red = t.load_min(layout, abs=ABS, propagate_nan=NAN)
+    _store_tile(v_ptr, vals, M, N, layout)
+    lin: gl.constexpr = gl.BlockedLayout([1], [32], [gl.num_warps()], [0])
+    gl.store(r_ptr + gl.arange(0, M, layout=lin), gl.convert_layout(red, lin))
+
+
+def _red_config(name, M, N, *, red_max, abs_=False, nan=NAN_NONE, nan_rows=0, dtype="fp32", variant="32x32b"):
+    np_dtype = {"fp32": np.float32, "i32": np.int32, "u32": np.uint32}[dtype]
+
+    def make(rng: np.random.Generator) -> Case:
+        if dtype == "fp32":
+            mag = rng.integers(1, 200, (M, N)) / rng.choice([1, 2, 4], (M, N))      # nonzero: no +-0 ties
+            x = (mag * rng.choice([-1.0, 1.0], (M, N))).astype(np.float32)
+        elif dtype == "i32":
+            x = rng.integers(-(1 << 31), 1 << 31, (M, N), dtype=np.int64).astype(np.int32)
+        else:
+            x = rng.integers(0, 1 << 32, (M, N), dtype=np.uint64).astype(np.uint32)
+        rows = rng.choice(M, nan_rows, replace=False) if nan_rows else []
+        for r in rows:
+            x[r, rng.choice(N, 1 + r % 3, replace=False)] = np.nan
+        y = np.abs(x) if abs_ else x
+        if dtype == "fp32":
+            red = np.nanmax(y, axis=1) if red_max else np.nanmin(y, axis=1)
+            if nan == NAN_ALL:                                   # .NaN: a NaN input gives the canonical NaN
+                red = np.where(np.isnan(y).any(axis=1), np.uint32(0x7FFFFFFF).view(np.float32), red)
+        else:
+            red = y.max(axis=1) if red_max else y.min(axis=1)
+        return Case((In(x), Out("v", (M, N), np_dtype), Out("r", (M,), np_dtype)), (1, 1, 1),
+                    {"v": x, "r": red.astype(np_dtype)})
+
+    sig = {"x_ptr": f"*{dtype}", "v_ptr": f"*{dtype}", "r_ptr": f"*{dtype}"}
+    const = {"M": M, "N": N, "RED_MAX": red_max, "ABS": abs_, "NAN": nan, "VARIANT": variant}
+    return ClientKernel(f"gluon.{name}", "gluon", tmem_red_kernel, {**sig, **{k: "constexpr" for k in const}}, const,
+                        make, families=("tmem_ld_red", "tmem"), num_warps=4, num_stages=1, arch=103)
