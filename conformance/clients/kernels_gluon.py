@@ -25,6 +25,7 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     tcgen05_commit,
     tcgen05_copy,
     tcgen05_mma,
+    tcgen05_mma_barrier_count,
     tcgen05_mma_scaled,
 )
 
@@ -160,6 +161,11 @@ def _mma_config(name, M, N, K, *, dtype="fp16", kstep=None, a_kmajor=True, b_kma
 
 def configs() -> list[ClientKernel]:
     return [
+        _multicast_config("commit_multicast_descs_m128n128k32", 128, 128, 32),
+        _multicast_config("mma_multicast_mbarriers_m128n64k32", 128, 64, 32, via_mma=True),
+        _mma_2cta_config("mma_2cta_f16_m256n128k32", 256, 128, 32),
+        _mma_2cta_config("mma_2cta_bf16_m256n64k64_bk", 256, 64, 64, dtype="bf16", b_kmajor=True, commit=True),
+        _mma_2cta_config("mma_2cta_f16_m128n64k32", 128, 64, 32),
         _red_config("ld_red_min_f32_m128n64", 128, 64, red_max=False),
         _red_config("ld_red_max_abs_f32_m128n32", 128, 32, red_max=True, abs_=True),
         _red_config("ld_red_min_nan_f32_m128n64", 128, 64, red_max=False, nan=NAN_ALL, nan_rows=20),
@@ -348,3 +354,103 @@ def _red_config(name, M, N, *, red_max, abs_=False, nan=NAN_NONE, nan_rows=0, dt
     const = {"M": M, "N": N, "RED_MAX": red_max, "ABS": abs_, "NAN": nan, "VARIANT": variant}
     return ClientKernel(f"gluon.{name}", "gluon", tmem_red_kernel, {**sig, **{k: "constexpr" for k in const}}, const,
                         make, families=("tmem_ld_red", "tmem"), num_warps=4, num_stages=1, arch=103)
+
+
+# ----------------------------------------------------------------------------------------------
+# cta_group::2: a CTA pair computes one [M, N] tile; A split along M, B along N (num_ctas=2)
+
+
+@gluon.jit
+def mma_2cta_kernel(a_ptr, b_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr,
+                    B_KMAJOR: gl.constexpr, COMMIT: gl.constexpr):
+    """C = A @ B on a CTA pair: CTA r holds rows [r M/2, (r+1) M/2) of A and C, and half of B's N.
+    COMMIT: tcgen05_commit (cta_group::2 multicast to the pair) instead of mbarriers=."""
+    dtype: gl.constexpr = a_ptr.dtype.element_ty
+    a_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0], cga_layout=[[1, 0]])
+    a_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([M, K], dtype, cga_layout=[[1, 0]])
+    a_s = gl.allocate_shared_memory(dtype, [M, K], a_sl, _load_tile(a_ptr, M, K, a_blk))
+    if B_KMAJOR:
+        b_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0], cga_layout=[[1, 0]])
+        b_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([N, K], dtype, cga_layout=[[1, 0]])
+        b_view = gl.allocate_shared_memory(dtype, [N, K], b_sl, _load_tile(b_ptr, N, K, b_blk)).permute((1, 0))
+    else:
+        b_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0], cga_layout=[[0, 1]])
+        b_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([K, N], dtype, cga_layout=[[0, 1]])
+        b_view = gl.allocate_shared_memory(dtype, [K, N], b_sl, _load_tile(b_ptr, K, N, b_blk))
+    fence_async_shared()
+    gl.barrier(cluster=True)              # the peer's operands are written before the lead CTA's MMA
+    acc_tl: gl.constexpr = TensorMemoryLayout(block=(M // 2, N), col_stride=1, cga_layout=[[1, 0]], two_ctas=True)
+    acc = allocate_tensor_memory(gl.float32, [M, N], acc_tl)
+    bar = mbarrier.allocate_mbarrier()
+    mbarrier.init(bar, count=1)
+    gl.barrier(cluster=True)
+    if COMMIT:
+        tcgen05_mma(a_s, b_view, acc, use_acc=False)
+        tcgen05_commit(bar)
+    else:
+        tcgen05_mma(a_s, b_view, acc, use_acc=False, mbarriers=[bar])
+    mbarrier.wait(bar, phase=0)
+    out_layout: gl.constexpr = acc.get_reg_layout()
+    _store_tile(c_ptr, acc.load(out_layout), M, N, out_layout)
+
+
+def _mma_2cta_config(name, M, N, K, *, dtype="fp16", b_kmajor=False, commit=False):
+    def make(rng: np.random.Generator) -> Case:
+        a = rng.integers(-4, 5, (M, K))
+        b = rng.integers(-4, 5, (K, N))
+        want = (a.astype(np.float64) @ b).astype(np.float32)
+        b_in = np.ascontiguousarray(b.T) if b_kmajor else b
+        return Case((In(_as_dtype(a, dtype)), In(_as_dtype(b_in, dtype)), Out("c", (M, N), np.float32)), (1, 1, 1),
+                    {"c": want})
+
+    sig = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32"}
+    const = {"M": M, "N": N, "K": K, "B_KMAJOR": b_kmajor, "COMMIT": commit}
+    return ClientKernel(f"gluon.{name}", "gluon", mma_2cta_kernel, {**sig, **{k: "constexpr" for k in const}}, const,
+                        make, families=("mma_cta_pair", "mma"), num_warps=4, num_stages=1, num_ctas=2)
+
+
+# ----------------------------------------------------------------------------------------------
+# multicast commits: two CTAs (cta_group::1 each) share A; the commit arrives on both CTAs' barriers
+
+
+@gluon.jit
+def mma_multicast_kernel(a_ptr, b_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr,
+                         VIA_MMA: gl.constexpr):
+    """C = A @ B on a cluster of 2: each CTA computes [M, N/2] from the (broadcast) A and its half
+    of B.  The MMA completion is multicast (tcgen05_commit(descs=...) or tcgen05_mma(multicast=True,
+    mbarriers=...)) to both CTAs, whose barriers each expect two arrivals."""
+    dtype: gl.constexpr = a_ptr.dtype.element_ty
+    a_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0], cga_layout=[[0, 0]])
+    a_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([M, K], dtype, cga_layout=[[0, 0]])
+    a_s = gl.allocate_shared_memory(dtype, [M, K], a_sl, _load_tile(a_ptr, M, K, a_blk))
+    b_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0], cga_layout=[[0, 1]])
+    b_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([K, N], dtype, cga_layout=[[0, 1]])
+    b_s = gl.allocate_shared_memory(dtype, [K, N], b_sl, _load_tile(b_ptr, K, N, b_blk))
+    fence_async_shared()
+    acc_tl: gl.constexpr = TensorMemoryLayout(block=(M, N // 2), col_stride=1, cga_layout=[[0, 1]])
+    acc = allocate_tensor_memory(gl.float32, [M, N], acc_tl)
+    bar = mbarrier.allocate_mbarrier()
+    mbarrier.init(bar, count=tcgen05_mma_barrier_count([a_s, b_s], True, False))
+    gl.barrier(cluster=True)              # both barriers initialised before any commit arrives
+    if VIA_MMA:
+        tcgen05_mma(a_s, b_s, acc, use_acc=False, multicast=True, mbarriers=[bar])
+    else:
+        tcgen05_mma(a_s, b_s, acc, use_acc=False)
+        tcgen05_commit(bar, descs=[a_s, b_s])
+    mbarrier.wait(bar, phase=0)
+    out_layout: gl.constexpr = acc.get_reg_layout()
+    _store_tile(c_ptr, acc.load(out_layout), M, N, out_layout)
+    gl.barrier(cluster=True)              # no CTA exits while its peer's commit may still arrive
+
+
+def _multicast_config(name, M, N, K, *, via_mma=False):
+    def make(rng: np.random.Generator) -> Case:
+        a = rng.integers(-4, 5, (M, K))
+        b = rng.integers(-4, 5, (K, N))
+        return Case((In(a.astype(np.float16)), In(b.astype(np.float16)), Out("c", (M, N), np.float32)), (1, 1, 1),
+                    {"c": (a.astype(np.float64) @ b).astype(np.float32)})
+
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"}
+    const = {"M": M, "N": N, "K": K, "VIA_MMA": via_mma}
+    return ClientKernel(f"gluon.{name}", "gluon", mma_multicast_kernel, {**sig, **{k: "constexpr" for k in const}},
+                        const, make, families=("commit_multicast", "mma"), num_warps=4, num_stages=1, num_ctas=2)
