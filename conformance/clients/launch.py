@@ -146,5 +146,11 @@ def compare(kernel: ClientKernel, case: Case, got: dict[str, np.ndarray]) -> lis
         if bad.size:
             first = np.unravel_index(bad[0], have.shape)
             problems.append(f"{kernel.name}: output {name}: {bad.size} of {have.size} elements differ; first at "
-                            f"{tuple(int(i) for i in first)}: got {have[first]!r}, expected {want[first]!r}")
+                            f"{tuple(int(i) for i in first)}: got {_show(have[first])}, expected {_show(want[first])}")
     return problems
+
+
+def _show(x) -> str:
+    """A value and its bits: ``5.0 (0x40a00000)``."""
+    raw = np.asarray(x).tobytes()[::-1].hex()
+    return f"{np.asarray(x).item()!r} (0x{raw})"
