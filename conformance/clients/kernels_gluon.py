@@ -27,9 +27,10 @@ from triton.experimental.gluon.language.nvidia.blackwell import (
     tcgen05_mma,
     tcgen05_mma_barrier_count,
     tcgen05_mma_scaled,
+    tma,
 )
 
-from conformance.clients.model import Case, ClientKernel, In, Out
+from conformance.clients.model import Case, ClientKernel, Desc, In, Out
 
 NAN_ALL = ir.PROPAGATE_NAN.ALL
 NAN_NONE = ir.PROPAGATE_NAN.NONE
@@ -161,6 +162,11 @@ def _mma_config(name, M, N, K, *, dtype="fp16", kstep=None, a_kmajor=True, b_kma
 
 def configs() -> list[ClientKernel]:
     return [
+        _views_config("mma_tmem_index_slice_m128n128k32", 128, 128, 32),
+        _views_config("mma_f16acc_index_slice_m128n64k32", 128, 64, 32, acc_f16=True, piece=8),
+        _views_config("mma_tmem_index_slice_m64n64k16", 64, 64, 16, piece=32),
+        _tma_config("mma_tma_f16_m128n128k128", 128, 128, 64, 2),
+        _tma_config("mma_tma_bf16_m128n64k96", 128, 64, 32, 3, dtype="bf16"),
         _multicast_config("commit_multicast_descs_m128n128k32", 128, 128, 32),
         _multicast_config("mma_multicast_mbarriers_m128n64k32", 128, 64, 32, via_mma=True),
         _mma_2cta_config("mma_2cta_f16_m256n128k32", 256, 128, 32),
@@ -454,3 +460,99 @@ def _multicast_config(name, M, N, K, *, via_mma=False):
     const = {"M": M, "N": N, "K": K, "VIA_MMA": via_mma}
     return ClientKernel(f"gluon.{name}", "gluon", mma_multicast_kernel, {**sig, **{k: "constexpr" for k in const}},
                         const, make, families=("commit_multicast", "mma"), num_warps=4, num_stages=1, num_ctas=2)
+
+
+# ----------------------------------------------------------------------------------------------
+# TMA operands: cp.async.bulk.tensor into NVMMA-swizzled tiles, K loop with phase-tracked barriers
+
+
+@gluon.jit
+def mma_tma_kernel(a_desc, b_desc, c_ptr, NUM_K: gl.constexpr):
+    """C = A @ B with A [M, NUM_K * BK] and B [NUM_K * BK, N] loaded tile by tile with TMA."""
+    BM: gl.constexpr = a_desc.block_shape[0]
+    BK: gl.constexpr = a_desc.block_shape[1]
+    BN: gl.constexpr = b_desc.block_shape[1]
+    a_s = gl.allocate_shared_memory(a_desc.dtype, a_desc.block_shape, a_desc.layout)
+    b_s = gl.allocate_shared_memory(b_desc.dtype, b_desc.block_shape, b_desc.layout)
+    tma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mma_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
+    mbarrier.init(tma_bar, count=1)
+    mbarrier.init(mma_bar, count=1)
+    acc = allocate_tensor_memory(gl.float32, [BM, BN], TensorMemoryLayout([BM, BN], col_stride=1))
+    phase = 0
+    for k in gl.static_range(NUM_K):
+        mbarrier.expect(tma_bar, a_desc.nbytes_per_cta + b_desc.nbytes_per_cta)
+        tma.async_load(a_desc, [0, k * BK], tma_bar, a_s)
+        tma.async_load(b_desc, [k * BK, 0], tma_bar, b_s)
+        mbarrier.wait(tma_bar, phase=phase)
+        tcgen05_mma(a_s, b_s, acc, use_acc=k > 0, mbarriers=[mma_bar])
+        mbarrier.wait(mma_bar, phase=phase)
+        phase ^= 1
+    out_layout: gl.constexpr = acc.get_reg_layout()
+    _store_tile(c_ptr, acc.load(out_layout), BM, BN, out_layout)
+
+
+def _tma_config(name, M, N, BK, num_k, *, dtype="fp16"):
+    K = BK * num_k
+    gl_dtype = gl.float16 if dtype == "fp16" else gl.bfloat16
+    a_layout = gl.NVMMASharedLayout.get_default_for([M, BK], gl_dtype)
+    b_layout = gl.NVMMASharedLayout.get_default_for([BK, N], gl_dtype)
+
+    def make(rng: np.random.Generator) -> Case:
+        a = rng.integers(-4, 5, (M, K))
+        b = rng.integers(-4, 5, (K, N))
+        return Case((Desc((M, BK), data=_as_dtype(a, dtype)), Desc((BK, N), data=_as_dtype(b, dtype)),
+                     Out("c", (M, N), np.float32)), (1, 1, 1), {"c": (a.astype(np.float64) @ b).astype(np.float32)})
+
+    sig = {"a_desc": f"tensordesc<{dtype}[{M},{BK}],{a_layout!r}>", "b_desc": f"tensordesc<{dtype}[{BK},{N}],{b_layout!r}>",
+           "c_ptr": "*fp32", "NUM_K": "constexpr"}
+    return ClientKernel(f"gluon.{name}", "gluon", mma_tma_kernel, sig, {"NUM_K": num_k}, make,
+                        families=("mma", "tma"), num_warps=4, num_stages=1)
+
+
+# ----------------------------------------------------------------------------------------------
+# Tensor Memory views: a two-buffer allocation (.index), N-halves of B (.slice of shared memory),
+# column slices of the accumulator read back piecewise; f16 accumulator (unpacked, col_stride 2)
+
+
+@gluon.jit
+def mma_tmem_views_kernel(a_ptr, b_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K: gl.constexpr,
+                          ACC_F16: gl.constexpr, PIECE: gl.constexpr):
+    """C[:, h N/2 : (h+1) N/2] = A @ B[:, h N/2 : ...] into buffer h of a [2, M, N/2] allocation,
+    read back PIECE columns at a time through .slice."""
+    dtype: gl.constexpr = a_ptr.dtype.element_ty
+    acc_dtype: gl.constexpr = gl.float16 if ACC_F16 else gl.float32
+    a_s = _to_smem(a_ptr, M, K, dtype)
+    b_s = _to_smem(b_ptr, K, N, dtype)
+    fence_async_shared()
+    HALF: gl.constexpr = N // 2
+    acc_tl: gl.constexpr = TensorMemoryLayout([M, HALF], col_stride=2 if ACC_F16 else 1)
+    bufs = allocate_tensor_memory(acc_dtype, [2, M, HALF], acc_tl)
+    bar = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    for h in gl.static_range(2):
+        mbarrier.init(bar.index(h), count=1)
+    for h in gl.static_range(2):
+        tcgen05_mma(a_s, b_s.slice(h * HALF, HALF, dim=1), bufs.index(h), use_acc=False, mbarriers=[bar.index(h)])
+    layout: gl.constexpr = bufs.index(0).slice(0, PIECE).get_reg_layout()
+    for h in gl.static_range(2):
+        mbarrier.wait(bar.index(h), phase=0)
+        for p in gl.static_range(HALF // PIECE):
+            piece = bufs.index(h).slice(p * PIECE, PIECE)
+            r = gl.arange(0, M, layout=gl.SliceLayout(1, layout))
+            c = gl.arange(0, PIECE, layout=gl.SliceLayout(0, layout))
+            gl.store(c_ptr + r[:, None] * N + (h * HALF + p * PIECE + c[None, :]), piece.load(layout))
+
+
+def _views_config(name, M, N, K, *, acc_f16=False, piece=16):
+    out = np.float16 if acc_f16 else np.float32
+
+    def make(rng: np.random.Generator) -> Case:
+        a = rng.integers(-4, 5, (M, K))
+        b = rng.integers(-4, 5, (K, N))
+        return Case((In(a.astype(np.float16)), In(b.astype(np.float16)), Out("c", (M, N), out)), (1, 1, 1),
+                    {"c": (a.astype(np.float64) @ b).astype(out)})
+
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16" if acc_f16 else "*fp32"}
+    const = {"M": M, "N": N, "K": K, "ACC_F16": acc_f16, "PIECE": piece}
+    return ClientKernel(f"gluon.{name}", "gluon", mma_tmem_views_kernel, {**sig, **{k: "constexpr" for k in const}},
+                        const, make, families=("mma", "tmem"), num_warps=4, num_stages=1)
