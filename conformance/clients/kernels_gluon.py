@@ -113,7 +113,7 @@ def mma_kernel(a_ptr, b_ptr, c0_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K:
     for k in gl.static_range(NSTEPS):
         use_acc = INIT_VARIANT != "" or k > 0
         if A_TMEM:
-            a_k = a_view.slice(k * KSTEP // 2, KSTEP // 2) if NSTEPS > 1 else a_view
+            a_k = a_view.slice(k * KSTEP, KSTEP) if NSTEPS > 1 else a_view
         else:
             a_k = a_view.slice(k * KSTEP, KSTEP, dim=1) if NSTEPS > 1 else a_view
         b_k = b_view.slice(k * KSTEP, KSTEP, dim=0) if NSTEPS > 1 else b_view
@@ -162,6 +162,9 @@ def _mma_config(name, M, N, K, *, dtype="fp16", kstep=None, a_kmajor=True, b_kma
 
 def configs() -> list[ClientKernel]:
     return [
+        # SB broadcast to both CTAs of the pair ([[0, 0]]); a split SB ([[1, 0]]) is accepted by Gluon but
+        # leaves half of N without scale factors in the issuing CTA (docs/clients-findings-gluon.md, G3)
+        _scaled_2cta_config("mma_scaled_2cta_mxf8_m256n128k64", 256, 128, 64, [[0, 0]]),
         _views_config("mma_tmem_index_slice_m128n128k32", 128, 128, 32),
         _views_config("mma_f16acc_index_slice_m128n64k32", 128, 64, 32, acc_f16=True, piece=8),
         _views_config("mma_tmem_index_slice_m64n64k16", 64, 64, 16, piece=32),
@@ -195,6 +198,9 @@ def configs() -> list[ClientKernel]:
         _mma_config("mma_ss_f16_m64n128k64_amn_bk", 64, 128, 64, a_kmajor=False, b_kmajor=True, ld="16x64b"),
         _mma_config("mma_ss_bf16_m128n32k128_amn", 128, 32, 128, dtype="bf16", a_kmajor=False, bar_mode=1, kstep=64),
         _mma_config("mma_ts_f16_m128n64k32", 128, 64, 32, a_tmem=True, families=("mma", "tmem")),
+        _mma_config("mma_ts_bf16_m128n128k64_bk", 128, 128, 64, dtype="bf16", a_tmem=True, b_kmajor=True, kstep=32,
+                    bar_mode=1, init="16x256b", families=("mma", "tmem")),
+        _mma_config("mma_ts_f16_m64n32k32", 64, 32, 32, a_tmem=True, families=("mma", "tmem")),
     ]
 
 
@@ -556,3 +562,50 @@ def _views_config(name, M, N, K, *, acc_f16=False, piece=16):
     const = {"M": M, "N": N, "K": K, "ACC_F16": acc_f16, "PIECE": piece}
     return ClientKernel(f"gluon.{name}", "gluon", mma_tmem_views_kernel, {**sig, **{k: "constexpr" for k in const}},
                         const, make, families=("mma", "tmem"), num_warps=4, num_stages=1)
+
+
+@gluon.jit
+def mma_scaled_2cta_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr,
+                           K: gl.constexpr, SB_CGA: gl.constexpr):
+    """mxf8 e4m3 x e4m3 on a CTA pair (cta_group::2): A, C and SA split along M; B along N; SB laid
+    out by SB_CGA (every CTA holds all N rows of SB when it is [[0, 0]])."""
+    dtype: gl.constexpr = a_ptr.dtype.element_ty
+    KS: gl.constexpr = K // 32
+    a_blk: gl.constexpr = gl.BlockedLayout([1, 8], [4, 8], [gl.num_warps(), 1], [1, 0], cga_layout=[[1, 0]])
+    a_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([M, K], dtype, cga_layout=[[1, 0]])
+    a_s = gl.allocate_shared_memory(dtype, [M, K], a_sl, _load_tile(a_ptr, M, K, a_blk))
+    b_sl: gl.constexpr = gl.NVMMASharedLayout.get_default_for([N, K], dtype, cga_layout=[[1, 0]])
+    b_s = gl.allocate_shared_memory(dtype, [N, K], b_sl, _load_tile(b_ptr, N, K, a_blk))
+    fence_async_shared()
+    sa_tm = allocate_tensor_memory(gl.uint8, [M, KS], TensorMemoryScalesLayout(cga_layout=[[1, 0]]))
+    sb_tm = allocate_tensor_memory(gl.uint8, [N, KS], TensorMemoryScalesLayout(cga_layout=SB_CGA))
+    sa_layout: gl.constexpr = sa_tm.get_reg_layout()
+    sb_layout: gl.constexpr = sb_tm.get_reg_layout()
+    sa_tm.store(_load_tile(sa_ptr, M, KS, sa_layout))
+    sb_tm.store(_load_tile(sb_ptr, N, KS, sb_layout))
+    acc_tl: gl.constexpr = TensorMemoryLayout(block=(M // 2, N), col_stride=1, cga_layout=[[1, 0]], two_ctas=True)
+    acc = allocate_tensor_memory(gl.float32, [M, N], acc_tl)
+    bar = mbarrier.allocate_mbarrier()
+    mbarrier.init(bar, count=1)
+    gl.barrier(cluster=True)
+    tcgen05_mma_scaled(a_s, b_s.permute((1, 0)), acc, sa_tm, sb_tm, "e4m3", "e4m3", use_acc=False, mbarriers=[bar])
+    mbarrier.wait(bar, phase=0)
+    out_layout: gl.constexpr = acc.get_reg_layout()
+    _store_tile(c_ptr, acc.load(out_layout), M, N, out_layout)
+
+
+def _scaled_2cta_config(name, M, N, K, sb_cga):
+    def make(rng: np.random.Generator) -> Case:
+        table, values = _FMT["e4m3"]
+        a, b = rng.choice(values, (M, K)), rng.choice(values, (N, K))
+        ea, eb = rng.integers(-2, 3, (M, K // 32)), rng.integers(-2, 3, (N, K // 32))
+        want = (a * np.repeat(2.0 ** ea, 32, axis=1)) @ (b * np.repeat(2.0 ** eb, 32, axis=1)).T
+        return Case((In(_encode(a, table)), In(_encode(b, table)), In((ea + 127).astype(np.uint8)),
+                     In((eb + 127).astype(np.uint8)), Out("c", (M, N), np.float32)), (1, 1, 1),
+                    {"c": want.astype(np.float32)})
+
+    sig = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "sa_ptr": "*u8", "sb_ptr": "*u8", "c_ptr": "*fp32"}
+    const = {"M": M, "N": N, "K": K, "SB_CGA": sb_cga}
+    return ClientKernel(f"gluon.{name}", "gluon", mma_scaled_2cta_kernel, {**sig, **{k: "constexpr" for k in const}},
+                        const, make, families=("mma_block_scale", "mma_cta_pair"), num_warps=4, num_stages=1,
+                        num_ctas=2)
