@@ -129,7 +129,6 @@ def mma_kernel(a_ptr, b_ptr, c0_ptr, c_ptr, M: gl.constexpr, N: gl.constexpr, K:
     _store_tile(c_ptr, acc.load(out_layout), M, N, out_layout)
 
 
-_NP_DTYPES = {"fp16": np.float16, "bf16": None}
 
 
 def _as_dtype(x: np.ndarray, dtype: str) -> np.ndarray:
@@ -158,50 +157,6 @@ def _mma_config(name, M, N, K, *, dtype="fp16", kstep=None, a_kmajor=True, b_kma
              "INIT_VARIANT": init, "LD_VARIANT": ld, "BAR_MODE": bar_mode}
     return ClientKernel(f"gluon.{name}", "gluon", mma_kernel, {**sig, **{k: "constexpr" for k in const}}, const, make,
                         families=families, num_warps=num_warps, num_stages=1)
-
-
-def configs() -> list[ClientKernel]:
-    return [
-        # SB broadcast to both CTAs of the pair ([[0, 0]]); a split SB ([[1, 0]]) is accepted by Gluon but
-        # leaves half of N without scale factors in the issuing CTA (docs/clients-findings-gluon.md, G3)
-        _scaled_2cta_config("mma_scaled_2cta_mxf8_m256n128k64", 256, 128, 64, [[0, 0]]),
-        _views_config("mma_tmem_index_slice_m128n128k32", 128, 128, 32),
-        _views_config("mma_f16acc_index_slice_m128n64k32", 128, 64, 32, acc_f16=True, piece=8),
-        _views_config("mma_tmem_index_slice_m64n64k16", 64, 64, 16, piece=32),
-        _tma_config("mma_tma_f16_m128n128k128", 128, 128, 64, 2),
-        _tma_config("mma_tma_bf16_m128n64k96", 128, 64, 32, 3, dtype="bf16"),
-        _multicast_config("commit_multicast_descs_m128n128k32", 128, 128, 32),
-        _multicast_config("mma_multicast_mbarriers_m128n64k32", 128, 64, 32, via_mma=True),
-        _mma_2cta_config("mma_2cta_f16_m256n128k32", 256, 128, 32),
-        _mma_2cta_config("mma_2cta_bf16_m256n64k64_bk", 256, 64, 64, dtype="bf16", b_kmajor=True, commit=True),
-        _mma_2cta_config("mma_2cta_f16_m128n64k32", 128, 64, 32),
-        _red_config("ld_red_min_f32_m128n64", 128, 64, red_max=False),
-        _red_config("ld_red_max_abs_f32_m128n32", 128, 32, red_max=True, abs_=True),
-        _red_config("ld_red_min_nan_f32_m128n64", 128, 64, red_max=False, nan=NAN_ALL, nan_rows=20),
-        _red_config("ld_red_max_abs_nan_f32_m128n16", 128, 16, red_max=True, abs_=True, nan=NAN_ALL, nan_rows=9),
-        _red_config("ld_red_max_nonan_f32_m128n64", 128, 64, red_max=True, nan_rows=30),
-        _scaled_config("mma_scaled_mxf8_e4m3_m128n128k64", 128, 128, 64, "e4m3", "e4m3"),
-        _scaled_config("mma_scaled_mxf4_e2m1_m128n64k128", 128, 64, 128, "e2m1", "e2m1"),
-        _scaled_config("mma_scaled_nvf4_e2m1_m128n64k64", 128, 64, 64, "e2m1", "e2m1", vec=16, nvfp4=True),
-        _scaled_config("mma_scaled_mixed_e4m3_e2m1_m128n64k128", 128, 64, 128, "e4m3", "e2m1"),
-        _scaled_config("mma_scaled_mixed_e2m1_e4m3_m128n128k128", 128, 128, 128, "e2m1", "e4m3"),
-        _scaled_config("mma_scaled_mxf8_copy_m128n128k128", 128, 128, 128, "e4m3", "e4m3", copy=True,
-                       families=("mma_block_scale", "tcgen05_cp")),
-        _mma_config("mma_ss_f16_m128n64k32", 128, 64, 32),
-        _mma_config("mma_ss_bf16_m128n256k64_bk", 128, 256, 64, dtype="bf16", b_kmajor=True, kstep=32),
-        _mma_config("mma_ss_f16_m64n16k32_amn", 64, 16, 32, a_kmajor=False),
-        _mma_config("mma_ss_f16_m128n128k32_ld16x128b", 128, 128, 32, ld="16x128b", init="16x128b", families=("mma", "tmem")),
-        _mma_config("mma_ss_f16_m128n64k16_ld16x256b", 128, 64, 16, ld="16x256b", init="16x64b", families=("mma", "tmem")),
-        _mma_config("mma_ss_f16_m128n64k32_splitn", 128, 64, 32, ld="32x32b_splitn", init="16x256b", families=("mma", "tmem")),
-        _mma_config("mma_ss_f16_m64n64k32_init", 64, 64, 32, b_kmajor=True, ld="16x128b", init="32x32b", families=("mma", "tmem")),
-        _mma_config("mma_ss_f16_m64n256k16_ld16x256b", 64, 256, 16, ld="16x256b", init="16x64b", families=("mma", "tmem")),
-        _mma_config("mma_ss_f16_m64n128k64_amn_bk", 64, 128, 64, a_kmajor=False, b_kmajor=True, ld="16x64b"),
-        _mma_config("mma_ss_bf16_m128n32k128_amn", 128, 32, 128, dtype="bf16", a_kmajor=False, bar_mode=1, kstep=64),
-        _mma_config("mma_ts_f16_m128n64k32", 128, 64, 32, a_tmem=True, families=("mma", "tmem")),
-        _mma_config("mma_ts_bf16_m128n128k64_bk", 128, 128, 64, dtype="bf16", a_tmem=True, b_kmajor=True, kstep=32,
-                    bar_mode=1, init="16x256b", families=("mma", "tmem")),
-        _mma_config("mma_ts_f16_m64n32k32", 64, 32, 32, a_tmem=True, families=("mma", "tmem")),
-    ]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -609,3 +564,47 @@ def _scaled_2cta_config(name, M, N, K, sb_cga):
     return ClientKernel(f"gluon.{name}", "gluon", mma_scaled_2cta_kernel, {**sig, **{k: "constexpr" for k in const}},
                         const, make, families=("mma_block_scale", "mma_cta_pair"), num_warps=4, num_stages=1,
                         num_ctas=2)
+
+
+def configs() -> list[ClientKernel]:
+    return [
+        _mma_config("mma_ss_f16_m128n64k32", 128, 64, 32),
+        _mma_config("mma_ss_bf16_m128n256k64_bk", 128, 256, 64, dtype="bf16", b_kmajor=True, kstep=32),
+        _mma_config("mma_ss_f16_m64n16k32_amn", 64, 16, 32, a_kmajor=False),
+        _mma_config("mma_ss_f16_m128n128k32_ld16x128b", 128, 128, 32, ld="16x128b", init="16x128b", families=("mma", "tmem")),
+        _mma_config("mma_ss_f16_m128n64k16_ld16x256b", 128, 64, 16, ld="16x256b", init="16x64b", families=("mma", "tmem")),
+        _mma_config("mma_ss_f16_m128n64k32_splitn", 128, 64, 32, ld="32x32b_splitn", init="16x256b", families=("mma", "tmem")),
+        _mma_config("mma_ss_f16_m64n64k32_init", 64, 64, 32, b_kmajor=True, ld="16x128b", init="32x32b", families=("mma", "tmem")),
+        _mma_config("mma_ss_f16_m64n256k16_ld16x256b", 64, 256, 16, ld="16x256b", init="16x64b", families=("mma", "tmem")),
+        _mma_config("mma_ss_f16_m64n128k64_amn_bk", 64, 128, 64, a_kmajor=False, b_kmajor=True, ld="16x64b"),
+        _mma_config("mma_ss_bf16_m128n32k128_amn", 128, 32, 128, dtype="bf16", a_kmajor=False, bar_mode=1, kstep=64),
+        _mma_config("mma_ts_f16_m128n64k32", 128, 64, 32, a_tmem=True, families=("mma", "tmem")),
+        _mma_config("mma_ts_bf16_m128n128k64_bk", 128, 128, 64, dtype="bf16", a_tmem=True, b_kmajor=True, kstep=32,
+                    bar_mode=1, init="16x256b", families=("mma", "tmem")),
+        _mma_config("mma_ts_f16_m64n32k32", 64, 32, 32, a_tmem=True, families=("mma", "tmem")),
+        _views_config("mma_tmem_index_slice_m128n128k32", 128, 128, 32),
+        _views_config("mma_f16acc_index_slice_m128n64k32", 128, 64, 32, acc_f16=True, piece=8),
+        _views_config("mma_tmem_index_slice_m64n64k16", 64, 64, 16, piece=32),
+        _mma_2cta_config("mma_2cta_f16_m256n128k32", 256, 128, 32),
+        _mma_2cta_config("mma_2cta_bf16_m256n64k64_bk", 256, 64, 64, dtype="bf16", b_kmajor=True, commit=True),
+        _mma_2cta_config("mma_2cta_f16_m128n64k32", 128, 64, 32),
+        _multicast_config("commit_multicast_descs_m128n128k32", 128, 128, 32),
+        _multicast_config("mma_multicast_mbarriers_m128n64k32", 128, 64, 32, via_mma=True),
+        _scaled_config("mma_scaled_mxf8_e4m3_m128n128k64", 128, 128, 64, "e4m3", "e4m3"),
+        _scaled_config("mma_scaled_mxf4_e2m1_m128n64k128", 128, 64, 128, "e2m1", "e2m1"),
+        _scaled_config("mma_scaled_nvf4_e2m1_m128n64k64", 128, 64, 64, "e2m1", "e2m1", vec=16, nvfp4=True),
+        _scaled_config("mma_scaled_mixed_e4m3_e2m1_m128n64k128", 128, 64, 128, "e4m3", "e2m1"),
+        _scaled_config("mma_scaled_mixed_e2m1_e4m3_m128n128k128", 128, 128, 128, "e2m1", "e4m3"),
+        _scaled_config("mma_scaled_mxf8_copy_m128n128k128", 128, 128, 128, "e4m3", "e4m3", copy=True,
+                       families=("mma_block_scale", "tcgen05_cp")),
+        # SB broadcast to both CTAs of the pair ([[0, 0]]); a split SB ([[1, 0]]) is accepted by Gluon but
+        # leaves half of N without scale factors in the issuing CTA (docs/clients-findings-gluon.md, G3)
+        _scaled_2cta_config("mma_scaled_2cta_mxf8_m256n128k64", 256, 128, 64, [[0, 0]]),
+        _red_config("ld_red_min_f32_m128n64", 128, 64, red_max=False),
+        _red_config("ld_red_max_abs_f32_m128n32", 128, 32, red_max=True, abs_=True),
+        _red_config("ld_red_min_nan_f32_m128n64", 128, 64, red_max=False, nan=NAN_ALL, nan_rows=20),
+        _red_config("ld_red_max_abs_nan_f32_m128n16", 128, 16, red_max=True, abs_=True, nan=NAN_ALL, nan_rows=9),
+        _red_config("ld_red_max_nonan_f32_m128n64", 128, 64, red_max=True, nan_rows=30),
+        _tma_config("mma_tma_f16_m128n128k128", 128, 128, 64, 2),
+        _tma_config("mma_tma_bf16_m128n64k96", 128, 64, 32, 3, dtype="bf16"),
+    ]
