@@ -25,6 +25,7 @@ import numpy as np
 from ptxsim.errors import SimError
 from ptxsim.ops_ctrl import require_full_warps
 from ptxsim.ops_tcgen05 import U32, sync_aligned, tensor_core
+from ptxsim.ptx_ast import Vec
 from ptxsim.ptx_parser import Imm
 from ptxsim.registry import Unsupported, opcode
 from reference.errors import SpecError, expects_but_got
@@ -125,6 +126,15 @@ class WarpAccess:
         return lanes, cols
 
 
+def _single(op):
+    """``redval`` as a register: ptxas also accepts a one-register vector ``{%r}`` (Triton 3.9 emits it)."""
+    if isinstance(op, Vec):
+        if len(op.items) != 1:
+            raise Unsupported(f"redval expects one register, but got a vector of {len(op.items)}")
+        return op.items[0]
+    return op
+
+
 @opcode("tcgen05.ld")
 def compile_ld(ins, q, k):
     red = q.flag("red")
@@ -147,7 +157,7 @@ def compile_ld(ins, q, k):
         raise Unsupported(f"expects {fixed} or {fixed + 1} operands, but got {len(ops)}")
     half = _half_split(ins, shape, fixed)
     dests = [k.writer(r, U32) for r in k.vector(ops[0], nregs)]
-    w_red = k.writer(ops[1], U32) if red else None
+    w_red = k.writer(_single(ops[1]), U32) if red else None
     _, taddr = k.address(ops[fixed - 1])
     fmap = _spec(lambda: fragment_array(shape, num, pack=pack, half_split=half, op="ld"))
     ctx = dict(shape=shape, num=num, pack=pack, instr=ins.text)

@@ -141,6 +141,27 @@ def test_ld_red(op, dtype, abs_, nan):
         assert out[lane, 8] == want, lane
 
 
+@pytest.mark.parametrize("spelling", ["%w8", "{%w8}"])
+def test_ld_red_redval_one_register_vector(spelling):
+    """Triton 3.9 (load_min/load_max) writes redval as ``{%r}``; ptxas accepts it (sm_103a)."""
+    ptx = harness("redv", preload=8, wregs=9, warp_body=(
+        f"tcgen05.ld.red.sync.aligned.32x32b.x8.max.u32 {braced('w', 8)}, {spelling}, [%ta];",
+        "tcgen05.wait::ld.sync.aligned;"))
+    vals = np.random.default_rng(3).integers(0, 2**32, size=(128, 8), dtype=np.uint64).astype(np.uint32)
+    data = np.zeros(0x40000, dtype=np.uint8)
+    data[PRELOAD:PRELOAD + vals.nbytes] = vals.view(np.uint8).ravel()
+    out = run(ptx, "redv", data, 9)
+    assert (out[:, 8] == vals.max(axis=1)).all()
+
+
+def test_ld_red_redval_vector_of_two_is_refused():
+    ptx = harness("redv2", preload=8, wregs=10, warp_body=(
+        f"tcgen05.ld.red.sync.aligned.32x32b.x8.max.u32 {braced('w', 8)}, {{%w8, %w9}}, [%ta];",
+        "tcgen05.wait::ld.sync.aligned;"))
+    with pytest.raises(Exception, match="redval expects one register"):
+        SimDevice().load(ptx)
+
+
 def test_lane_quarter_restriction():
     ptx = harness("quarter", wregs=1, warp_body=(
         "tcgen05.ld.sync.aligned.32x32b.x1.b32 {%w0}, [%tbase];", "tcgen05.wait::ld.sync.aligned;"))
