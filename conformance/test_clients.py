@@ -10,6 +10,8 @@ Without Triton every case skips with the reason; without a device the tier skips
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -42,13 +44,26 @@ def pytest_generate_tests(metafunc):
         case_id=f"clients.{k.name}", section=k.section, family=FAMILY)) for k in _corpus()])
 
 
+def unexercised_families(client, spellings) -> list[str]:
+    """The declared families no executed instruction spelling matches (the trace disagrees)."""
+    import re
+
+    from conformance.clients.model import FAMILIES
+
+    missing = [f for f in client.families if FAMILIES[f][0] and not any(re.search(FAMILIES[f][0], s) for s in spellings)]
+    return [f"{client.name}: declares family {f} ({FAMILIES[f][0]}), but the simulator's trace has no such instruction"
+            for f in missing]
+
+
 def _client_device(request):
     device = request.getfixturevalue("cts_device")
     kind = request.config.getoption("device")
     if device is None or getattr(device, "kind", "none") == "none":
         pytest.skip("NotSupported: needs sm_100a, found none")
-    if kind == "sim":
-        return device
+    if kind == "sim":          # a traced simulator per case, with the session's faults
+        from ptxsim import SimDevice
+
+        return SimDevice(device.sim.faults.faults, trace=True)
     from conformance.clients.cuda import client_device
 
     return client_device(device)
@@ -66,10 +81,13 @@ def test_client_kernel(client, request):
     if not (on_sim and client.arch in SIM_ARCHS) and cc is not None and tuple(cc) != (client.arch // 10, client.arch % 10):
         pytest.skip(f"NotSupported: needs {client.target}, found sm_{cc[0]}{cc[1]}")
     compiled = compile_kernel(client)
-    case = client.make_case(np.random.default_rng(abs(hash(client.name)) % (1 << 32)))
+    case = client.make_case(np.random.default_rng(zlib.crc32(client.name.encode())))
     result = run_case(device, client, compiled, case)
     request.node.user_properties.append(("target", client.target))
     problems = compare(client, case, result.outputs)
+    trace = getattr(device, "trace", None)
+    if trace is not None:
+        problems += unexercised_families(client, trace.summary()["instructions"])
     if problems:
         pytest.fail(f"{client.section} {client.name} ({client.language}, {client.target}): " + "; ".join(problems)
                     + f"\n  reproduce: python3 -m pytest 'conformance/test_clients.py::test_client_kernel[{client.name}]'"

@@ -60,6 +60,26 @@ class Case:
     note: str = ""
 
 
+#: The family vocabulary of ``ClientKernel.families``: each name, the regex an executed instruction
+#: spelling must match for a kernel to exercise it (checked against the simulator's trace), and
+#: the PTX ISA section it belongs to.  The first family names the kernel's JUnit section.
+FAMILIES: dict[str, tuple[str | None, str]] = {
+    "mma": (r"^tcgen05\.mma\.", "9.7.16.10.9"),
+    "mma_block_scale": (r"^tcgen05\.mma\..*\.block_scale", "9.7.16.10.7"),
+    "mma_cta_pair": (r"^tcgen05\.mma\.cta_group::2", "9.7.16.10.9"),
+    "mma_ws": (r"^tcgen05\.mma\.ws", "9.7.16.10.9.3"),
+    "mma_sp": (r"^tcgen05\.mma\.sp", "9.7.16.10.9.2"),
+    "tmem": (r"^tcgen05\.(ld|st)\.", "9.7.16.8"),
+    "tmem_ld_red": (r"^tcgen05\.ld\.red", "9.7.16.8.3"),
+    "tcgen05_cp": (r"^tcgen05\.cp\.", "9.7.16.9.2"),
+    "commit_multicast": (r"^tcgen05\.commit\..*multicast", "9.7.16.6.3"),
+    "tma": (r"^cp\.(reduce\.)?async\.bulk\.tensor", "9.7.9.27"),
+    "pipeline": (r"^mbarrier\.try_wait", "9.7.16.6"),
+    "warp_specialize": (r"^(bar|barrier)\.", "9.7.16.6"),
+    "launch": (None, ""),
+}
+
+
 @dataclass(frozen=True)
 class ClientKernel:
     """One corpus configuration.
@@ -81,6 +101,11 @@ class ClientKernel:
     options: dict[str, Any] = field(default_factory=dict)
     arch: int = 100                    # 100: sm_100a, 103: sm_103a
     inexact: str = ""                  # why an exact comparison is impossible ("" = bit-exact)
+
+    def __post_init__(self) -> None:
+        unknown = [f for f in self.families if f not in FAMILIES]
+        if not self.families or unknown:
+            raise ValueError(f"{self.name}: families expects names from {', '.join(FAMILIES)}, but got {unknown or '()'}")
 
     @property
     def section(self) -> str:
