@@ -81,6 +81,7 @@ class ClientKernel:
     options: dict[str, Any] = field(default_factory=dict)
     arch: int = 100                    # 100: sm_100a, 103: sm_103a
     inexact: str = ""                  # why an exact comparison is impossible ("" = bit-exact)
+    divisible: tuple[str, ...] = ()    # parameters specialised as 16-divisible (the JIT's "D": tt.divisibility)
 
     @property
     def section(self) -> str:
