@@ -338,6 +338,7 @@ def configs() -> list[ClientKernel]:
         ptr_config("dot.f16_ptr_m128n64k16_sw32", "f16", S(128, 64, 64, 128, 64, 16), stages=2),
         ptr_config("dot.f16_ptr_m64n64k64", "f16", S(64, 64, 128, 64, 64, 64), stages=2),
         ptr_config("dot.f16_ptr_m64n16k64", "f16", S(64, 16, 128, 64, 16, 64), stages=2),
+        ptr_config("dot.f16_ptr_m64n16k64_s1", "f16", S(64, 16, 128, 64, 16, 64), stages=1),
         ptr_config("dot.f16_ptr_m128n256k64", "f16", S(128, 256, 128, 128, 256, 64), stages=2, warps=8),
         ptr_config("dot.f16_ptr_grid2x2", "f16", S(256, 128, 128, 128, 64, 64), stages=2),
         # majors: A MN-major (strides / tl.trans), B K-major (strides + tl.trans), both
