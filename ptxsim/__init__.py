@@ -20,9 +20,10 @@ from ptxsim.errors import (
 )
 from ptxsim.faults import HOOKS, Fault, FaultSet, MbarrierEvent, load_faults
 from ptxsim.registry import Quals, Unsupported, opcode
+from ptxsim.trace import Trace
 
 __all__ = [
     "Deadlock", "Fault", "Livelock", "FaultSet", "HOOKS", "MbarrierEvent", "MemoryFault", "PtxSyntaxError", "Quals",
-    "SimDevice", "SimError", "SimModule", "StepLimit", "Trap", "UnimplementedError", "Unsupported",
+    "SimDevice", "SimError", "SimModule", "StepLimit", "Trace", "Trap", "UnimplementedError", "Unsupported",
     "load_faults", "opcode",
 ]

@@ -36,6 +36,7 @@ from ptxsim.machine import Geometry, Machine
 from ptxsim.memory import GlobalMemory
 from ptxsim.ptx_parser import Module, parse_ptx
 from ptxsim.ptx_types import TYPES
+from ptxsim.trace import Trace
 
 SIM_VERSION = "0.2"
 _OVERRIDE: FaultSet | None = None          # set by override_faults (mutation score): wins over a device's own
@@ -67,8 +68,10 @@ class SimDevice:
     wants = "ptx"              # load() takes PTX text, not a cubin
 
     def __init__(self, faults: Iterable[Fault] = (), batch_clusters: int = 32, max_steps: int = 50_000_000,
-                 livelock_spins: int = 20_000) -> None:
+                 livelock_spins: int = 20_000, trace: bool | Trace | None = None) -> None:
         self.faults = FaultSet(faults)
+        #: a :class:`ptxsim.trace.Trace` every ``run`` records into, or None (no tracing, no cost)
+        self.trace: Trace | None = Trace() if trace is True else (trace or None)
         self.batch_clusters = int(batch_clusters)
         self.max_steps = int(max_steps)
         self.livelock_spins = int(livelock_spins)
@@ -150,17 +153,31 @@ class SimDevice:
         faults = self.active_faults
         geometry = self.geometry(program, grid, block, cluster)
         packed = program.pack_params(list(params))
+        trace = self.trace
+        hooks = faults if trace is None else trace.wrap(faults)
         start = time.perf_counter()
         total = geometry.total_clusters
-        for first in range(0, total, self.batch_clusters):
-            clusters = np.arange(first, min(first + self.batch_clusters, total))
-            if isinstance(faults, ProbeSet):
-                faults.batch(clusters, geometry.cluster_size)
-            machine = Machine(program, geometry, clusters, self.memory, packed, faults,
-                              shared_bytes=shared_bytes, max_steps=self.max_steps,
-                              livelock_spins=self.livelock_spins)
-            scheduler.run(machine)
-        return time.perf_counter() - start
+        try:
+            for first in range(0, total, self.batch_clusters):
+                clusters = np.arange(first, min(first + self.batch_clusters, total))
+                if isinstance(faults, ProbeSet):
+                    faults.batch(clusters, geometry.cluster_size)
+                machine = Machine(program, geometry, clusters, self.memory, packed, hooks,
+                                  shared_bytes=shared_bytes, max_steps=self.max_steps,
+                                  livelock_spins=self.livelock_spins)
+                if trace is None:
+                    scheduler.run(machine)
+                    continue
+                machine.tally = trace.new_tally(program)
+                try:
+                    scheduler.run(machine)
+                finally:
+                    trace.add_tally(program, machine.tally)
+        finally:
+            seconds = time.perf_counter() - start
+            if trace is not None:
+                trace.add_run(seconds)
+        return seconds
 
 
 def _dim3(value, what: str) -> tuple[int, int, int]:

@@ -136,6 +136,7 @@ class Machine:
         self.progress_hooks: list[Callable] = []   # fn(machine) -> bool: land one asynchronous operation
         self.yield_request = False
         self.steps = 0
+        self.tally: list[int] | None = None    # threads per executed instruction (ptxsim.trace), or None
         self.current_pc = 0
         self.epoch = 0                 # bumped by anything another thread could observe
         self.fruitless = 0             # consecutive failed waits with no epoch change

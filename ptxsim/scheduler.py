@@ -150,6 +150,7 @@ def _step(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
 
 
 def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: set, pc: int, alone: bool) -> None:
+    tally = m.tally
     while True:
         m.current_pc = pc
         if not alone and (pc >= limit or pc in stops):
@@ -160,6 +161,8 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
         if m.steps > m.max_steps:
             g.pc = pc
             raise StepLimit(f"more than {m.max_steps} instructions executed (an unbounded loop?)")
+        if tally is not None:
+            tally[pc] += g.sel.n
         kind = type(op)
         if kind is Plain:
             op.fn(m, g.sel)
@@ -173,15 +176,20 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
                 g.pc, g.state = pc, YIELD
                 return
             continue
-        taken = g.sel if op.guard is None else g.sel.narrow(
-            ~m.P[op.guard, g.sel.ix] if op.neg else m.P[op.guard, g.sel.ix])
+        if op.guard is None:
+            taken = g.sel
+        else:
+            mask = m.P[op.guard, g.sel.ix]
+            if op.neg:
+                mask = ~mask
+            taken = g.sel.narrow(mask)
         if kind is Branch:
             if taken is g.sel:
                 pc = op.pc
             elif taken is None:
                 pc += 1
             else:
-                rest = g.sel.narrow(~np.isin(g.sel.idx, taken.idx, assume_unique=True))
+                rest = g.sel.narrow(~mask)              # the threads the guard did not take
                 groups.append(Group(op.pc, taken))
                 g.sel, g.pc = rest, pc + 1
                 return
@@ -214,7 +222,7 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
             if taken is g.sel:
                 g.sel = None
             else:
-                g.sel = g.sel.narrow(~np.isin(g.sel.idx, taken.idx, assume_unique=True))
+                g.sel = g.sel.narrow(~mask)
                 g.pc = pc + 1
             return
         elif kind is Block:
