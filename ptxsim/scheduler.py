@@ -208,7 +208,7 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
                 pc = first
                 continue
             if taken is not g.sel:
-                groups.append(Group(pc + 1, g.sel.narrow(~np.isin(g.sel.idx, taken.idx, assume_unique=True))))
+                groups.append(Group(pc + 1, g.sel.narrow(~mask)))    # the threads the guard did not take
             for target in others:
                 groups.append(Group(target, taken.narrow(targets == target)))
             g.sel, g.pc = taken.narrow(targets == first), first
