@@ -17,9 +17,9 @@ import numpy as np
 
 from ptxsim.errors import PtxSyntaxError, UnimplementedError, where
 from ptxsim.memory import SHARED_BASE
-from ptxsim.ptx_parser import Addr, Imm, Instr, Kernel, Label, Module, Name, Not, Vec
+from ptxsim.ptx_parser import Addr, BranchTargets, Imm, Instr, Kernel, Label, Module, Name, Not, Vec
 from ptxsim.ptx_types import TYPES, PtxType
-from ptxsim.registry import Block, Branch, Exit, Op, Plain, Quals, Unsupported, find_handler
+from ptxsim.registry import Block, Branch, Exit, IndirectBranch, Op, Plain, Quals, Unsupported, find_handler
 
 SPECIAL_REGISTERS = frozenset(
     [f"%{b}.{c}" for b in ("tid", "ntid", "ctaid", "nctaid", "clusterid", "nclusterid", "cluster_ctaid",
@@ -60,8 +60,13 @@ class KernelProgram:
         self._params(kernel)
         self.labels: dict[str, int] = {}
         instrs: list[Instr] = []
+        self.branch_targets: dict[str, BranchTargets] = {}
         for item in kernel.body:
-            if isinstance(item, Label):
+            if isinstance(item, BranchTargets):
+                if item.name in self.branch_targets:
+                    raise PtxSyntaxError(f"line {item.line}: .branchtargets {item.name} defined twice")
+                self.branch_targets[item.name] = item
+            elif isinstance(item, Label):
                 if item.name in self.labels:
                     raise PtxSyntaxError(f"line {item.line}: label {item.name} defined twice")
                 self.labels[item.name] = len(instrs)
@@ -84,6 +89,15 @@ class KernelProgram:
                 if op.target not in self.labels:
                     raise PtxSyntaxError(f"{where(op.instr)}: label {op.target} is not defined")
                 op.pc = self.labels[op.target]
+            elif isinstance(op, IndirectBranch):
+                table = self.branch_targets.get(op.table)
+                if table is None:
+                    raise PtxSyntaxError(f"{where(op.instr)}: {op.table} is not a .branchtargets list")
+                missing = [lab for lab in table.labels if lab not in self.labels]
+                if missing:
+                    raise PtxSyntaxError(f"line {table.line}: .branchtargets label(s) {', '.join(missing)} not defined")
+                op.labels = table.labels
+                op.pcs = np.array([self.labels[lab] for lab in table.labels], dtype=np.int64)
         # threads falling off the end (or branching to a label after the last instruction) exit
         tail = Exit()
         tail.instr = Instr("ret", (), line=instrs[-1].line if instrs else kernel.line, text="(end of kernel)")

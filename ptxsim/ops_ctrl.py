@@ -13,21 +13,30 @@ import numpy as np
 from ptxsim.errors import SimError, Trap
 from ptxsim.ptx_parser import Name, Pair
 from ptxsim.ptx_types import TYPES
-from ptxsim.registry import ORDERING, Block, Branch, Exit, Unsupported, opcode
+from ptxsim.registry import ORDERING, Block, Branch, Exit, IndirectBranch, Unsupported, opcode
 
 U32 = TYPES["u32"]
 NBARRIERS = 16
 
 
-@opcode("bra", "brx")
+@opcode("bra")
 def compile_bra(ins, q, k):
-    if ins.parts[0] == "brx":
-        raise Unsupported("brx.idx (indirect branch) is not modelled")
     q.flag("uni")
     (target,) = k.operands(ins, 1)
     if not isinstance(target, Name):
         raise Unsupported("bra expects a label")
     return Branch(target.text)
+
+
+@opcode("brx.idx")
+def compile_brx(ins, q, k):
+    """``brx.idx{.uni} index, tlist;`` (PTX ISA §9.7.12): branch to the ``index``-th label of the
+    ``.branchtargets`` list ``tlist``; an index past the list is undefined behaviour (an error here)."""
+    q.flag("uni")
+    index, table = k.operands(ins, 2)
+    if not isinstance(table, Name):
+        raise Unsupported("brx.idx expects a .branchtargets label as its second operand")
+    return IndirectBranch(table.text, k.reader(index, U32))
 
 
 @opcode("ret", "exit")

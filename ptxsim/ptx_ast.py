@@ -78,6 +78,15 @@ class Label:
 
 
 @dataclass(frozen=True)
+class BranchTargets:
+    """``name: .branchtargets L0, L1, ...;`` - the target list of ``brx.idx`` (PTX ISA §9.7.12, brx.idx)."""
+
+    name: str
+    labels: tuple[str, ...]
+    line: int = 0
+
+
+@dataclass(frozen=True)
 class VarDecl:
     """A variable: ``count`` None for a scalar, 0 for an unsized ``.extern`` array."""
 

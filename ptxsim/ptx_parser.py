@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from ptxsim.errors import PtxSyntaxError
 from ptxsim.ptx_ast import (  # noqa: F401  (re-exported: the parser's output types)
     Addr,
+    BranchTargets,
     Imm,
     Instr,
     Kernel,
@@ -372,6 +373,10 @@ class _Parser:
             elif tok.text in _SKIPPED_LINE_DIRECTIVES:
                 self.i += 1
                 self.skip_line(tok.line)
+            elif (tok.kind == "ident" and self.peek(1) is not None and self.peek(1).text == ":"
+                  and self.peek(2) is not None and self.peek(2).text == ".branchtargets"):
+                self.i += 3
+                body.append(self.branch_targets(tok))
             elif tok.kind == "ident" and self.peek(1) is not None and self.peek(1).text == ":":
                 self.i += 2
                 body.append(Label(self.resolve(tok.text) if self.scopes else tok.text, tok.line))
@@ -379,6 +384,19 @@ class _Parser:
                 body.append(self.instruction())
             else:
                 raise self.error("expects an instruction, a label, a declaration or '}'", tok)
+
+    def branch_targets(self, name) -> BranchTargets:
+        """The label list after ``name: .branchtargets`` (its names resolved in the current scope)."""
+        labels = []
+        while True:
+            tok = self.next()
+            if tok.kind != "ident":
+                raise self.error("expects a label in a .branchtargets list", tok)
+            labels.append(self.resolve(tok.text) if self.scopes else tok.text)
+            if not self.accept(","):
+                break
+        self.expect(";")
+        return BranchTargets(self.resolve(name.text) if self.scopes else name.text, tuple(labels), name.line)
 
     def _scoped_var(self, var: VarDecl) -> VarDecl:
         if not self.scopes:

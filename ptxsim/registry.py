@@ -66,6 +66,20 @@ class Branch(Op):
         self.pc = -1
 
 
+class IndirectBranch(Op):
+    """``brx.idx``: each thread whose guard holds continues at the ``index``-th label of the
+    ``.branchtargets`` list ``table`` (resolved to ``pcs``); ``index(machine, sel)`` reads the register."""
+
+    __slots__ = ("table", "index", "labels", "pcs")
+
+    def __init__(self, table: str, index: Callable) -> None:
+        super().__init__()
+        self.table = table
+        self.index = index
+        self.labels: tuple[str, ...] = ()
+        self.pcs = None
+
+
 class Exit(Op):
     """``ret``/``exit``: the threads end."""
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ptxsim.errors import Deadlock, Livelock, SimError, SpecViolation, StepLimit, where
 from ptxsim.machine import Machine, Sel
-from ptxsim.registry import Block, Branch, Exit, Plain
+from ptxsim.registry import Block, Branch, Exit, IndirectBranch, Plain
 from reference.errors import SpecError
 
 RUN, YIELD, BLOCKED = 0, 1, 2
@@ -193,6 +193,26 @@ def _loop(m: Machine, g: Group, groups: list[Group], code, limit: int, stops: se
                 groups.append(Group(op.pc, taken))
                 g.sel, g.pc = rest, pc + 1
                 return
+        elif kind is IndirectBranch:
+            if taken is None:
+                pc += 1
+                continue
+            index = np.broadcast_to(np.asarray(op.index(m, taken)).astype(np.int64), (taken.n,))
+            if ((index < 0) | (index >= op.pcs.size)).any():
+                bad = int(index[(index < 0) | (index >= op.pcs.size)][0])
+                raise SimError(f"brx.idx index {bad} is outside the {op.pcs.size}-label list {op.table} "
+                               "(undefined behaviour, PTX ISA §9.7.12 brx.idx)")
+            targets = op.pcs[index]
+            first, *others = np.unique(targets).tolist()
+            if not others and taken is g.sel:
+                pc = first
+                continue
+            if taken is not g.sel:
+                groups.append(Group(pc + 1, g.sel.narrow(~mask)))    # the threads the guard did not take
+            for target in others:
+                groups.append(Group(target, taken.narrow(targets == target)))
+            g.sel, g.pc = taken.narrow(targets == first), first
+            return
         elif kind is Exit:
             if taken is None:
                 pc += 1

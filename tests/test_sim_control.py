@@ -2,7 +2,7 @@
 
 import pytest
 
-from ptxsim import Deadlock, SimDevice, StepLimit
+from ptxsim import Deadlock, PtxSyntaxError, SimDevice, SimError, StepLimit
 from tests.sim_ptx import BRANCHES, DEADLOCK, HEAD90, WARP, run_kernel
 
 pytestmark = pytest.mark.reference
@@ -59,3 +59,58 @@ def test_unbounded_loop_hits_the_step_limit():
     dev = SimDevice(max_steps=1000)
     with pytest.raises(StepLimit, match=r"line 7: `bra.uni L;`: more than 1000"):
         dev.run(dev.load(ptx), "spin", [], (1, 1, 1), (32, 1, 1))
+
+
+BRX = HEAD90 + r"""
+.visible .entry brx(.param .u64 out)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+JT:
+    .branchtargets
+        T0,
+        T1,
+        T2;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, %tid.x;
+    rem.u32 %r2, %r1, 3;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    mov.u32 %r3, 7;
+    setp.ge.u32 %p1, %r1, 40;
+    @%p1 brx.idx %r2, JT;
+    bra.uni DONE;
+T1:
+    mov.u32 %r3, 101;
+    bra.uni DONE;
+T0:
+    mov.u32 %r3, 100;
+    bra.uni DONE;
+T2:
+    add.u32 %r3, %r1, 1000;
+DONE:
+    st.global.u32 [%rd3], %r3;
+    ret;
+}
+"""
+
+
+def test_brx_idx_branches_each_thread_to_its_branchtargets_label():
+    """Triton's warp specialisation dispatches partitions with ``brx.idx`` over a ``.branchtargets``
+    jump table; unguarded threads fall through, threads split by index and reconverge."""
+    out = run_kernel(SimDevice(), BRX, "brx", 64, block=(64, 1, 1))
+    for t in range(64):
+        want = 7 if t < 40 else (100, 101, 1000 + t)[t % 3]
+        assert int(out[t]) == want, f"thread {t}"
+
+
+def test_brx_idx_uniform_index_and_an_index_past_the_list():
+    uniform = BRX.replace("rem.u32 %r2, %r1, 3;", "mov.u32 %r2, 1;")
+    out = run_kernel(SimDevice(), uniform, "brx", 64, block=(64, 1, 1))
+    assert out.tolist() == [7] * 40 + [101] * 24
+    past = BRX.replace("rem.u32 %r2, %r1, 3;", "rem.u32 %r2, %r1, 4;")
+    with pytest.raises(SimError, match=r"brx.idx index 3 is outside the 3-label list JT"):
+        run_kernel(SimDevice(), past, "brx", 64, block=(64, 1, 1))
+    with pytest.raises(PtxSyntaxError, match=r"label\(s\) T9 not defined"):
+        SimDevice().load(BRX.replace("T2;", "T9;"))

@@ -67,8 +67,20 @@ def cache_key(kernel: ClientKernel, triton_version: str) -> str:
                          "constexprs": {k: repr(v) for k, v in kernel.constexprs.items()},
                          "num_warps": kernel.num_warps, "num_stages": kernel.num_stages, "num_ctas": kernel.num_ctas,
                          "options": {k: repr(v) for k, v in sorted(kernel.options.items())}, "arch": kernel.arch,
-                         "triton": triton_version}, sort_keys=True)
+                         "triton": triton_version, **({"divisible": list(kernel.divisible)} if kernel.divisible else {})},
+                        sort_keys=True)
     return hashlib.sha256((source + "\0" + config).encode()).hexdigest()[:32]
+
+
+def divisibility_attrs(kernel: ClientKernel) -> dict:
+    """The JIT's specialisation attributes for ``kernel.divisible``: a pointer argument whose address, or
+    an integer whose value, is a multiple of 16 gets ``tt.divisibility = 16`` (``parse_attr("D")``), so
+    loads vectorise as they do when Triton launches a kernel on 16-byte-aligned tensors."""
+    names = list(_python_fn(kernel.fn).__code__.co_varnames[:_python_fn(kernel.fn).__code__.co_argcount])
+    unknown = [n for n in kernel.divisible if n not in names]
+    if unknown:
+        raise ValueError(f"{kernel.name}: divisible names {unknown} are not parameters of {names}")
+    return {(names.index(n),): [["tt.divisibility", 16]] for n in kernel.divisible}
 
 
 def _python_fn(fn):
@@ -92,7 +104,8 @@ def compile_kernel(kernel: ClientKernel, *, use_cache: bool = True) -> Compiled:
         from triton.experimental.gluon._runtime import GluonASTSource as Source
     else:
         Source = ASTSource
-    src = Source(fn=kernel.fn, signature=dict(kernel.signature), constexprs=dict(kernel.constexprs))
+    src = Source(fn=kernel.fn, signature=dict(kernel.signature), constexprs=dict(kernel.constexprs),
+                 attrs=divisibility_attrs(kernel))
     options = {"num_warps": kernel.num_warps, "num_stages": kernel.num_stages, "num_ctas": kernel.num_ctas,
                **kernel.options}
     compiled = triton.compile(src, target=GPUTarget("cuda", kernel.arch, 32), options=options)

@@ -101,6 +101,7 @@ class ClientKernel:
     options: dict[str, Any] = field(default_factory=dict)
     arch: int = 100                    # 100: sm_100a, 103: sm_103a
     inexact: str = ""                  # why an exact comparison is impossible ("" = bit-exact)
+    divisible: tuple[str, ...] = ()    # parameters specialised as 16-divisible (the JIT's "D": tt.divisibility)
 
     def __post_init__(self) -> None:
         unknown = [f for f in self.families if f not in FAMILIES]
