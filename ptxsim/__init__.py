@@ -5,6 +5,7 @@ Public entry points::
     SimDevice(faults=(), batch_clusters=32)   .load(ptx) .run(...) .launch(...)   (device.py)
     Fault, HOOKS, FaultSet, load_faults                                          (faults.py)
     opcode, Quals, Unsupported, Op/Plain/Branch/Exit/Block                       (registry.py)
+    tensormap_tiled, decode_tensormap, TensorMap   (TMA descriptors)            (tensormap.py)
 """
 
 from ptxsim.device import SimDevice, SimModule
@@ -20,10 +21,11 @@ from ptxsim.errors import (
 )
 from ptxsim.faults import HOOKS, Fault, FaultSet, MbarrierEvent, load_faults
 from ptxsim.registry import Quals, Unsupported, opcode
+from ptxsim.tensormap import TensorMap, decode_tensormap, tensormap_tiled
 from ptxsim.trace import Trace
 
 __all__ = [
     "Deadlock", "Fault", "Livelock", "FaultSet", "HOOKS", "MbarrierEvent", "MemoryFault", "PtxSyntaxError", "Quals",
     "SimDevice", "SimError", "SimModule", "StepLimit", "Trace", "Trap", "UnimplementedError", "Unsupported",
-    "load_faults", "opcode",
+    "TensorMap", "decode_tensormap", "load_faults", "opcode", "tensormap_tiled",
 ]

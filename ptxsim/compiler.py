@@ -248,7 +248,10 @@ class KernelProgram:
         if text in self.symbols:
             value = t.scalar(self.symbols[text][1] + op.offset)
             return lambda m, s: value
-        raise Unsupported(f"{text} is not a declared register, special register or variable")
+        if text in self.param_layout:              # a kernel parameter's .param address (cvta.param makes it generic)
+            value = t.scalar(self.param_layout[text][0] + op.offset)
+            return lambda m, s: value
+        raise Unsupported(f"{text} is not a declared register, special register, variable or parameter")
 
     def symbol_space(self, op) -> str | None:
         """State space of a variable operand (``shared``, ``global``, ...), else None."""

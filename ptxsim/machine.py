@@ -18,6 +18,7 @@ from ptxsim.errors import MemoryFault, SimError
 from ptxsim.memory import (
     CLUSTER_RANK_SHIFT,
     LOCAL_WINDOW,
+    PARAM_WINDOW,
     SHARED_BASE,
     SHARED_WINDOW,
     UINT,
@@ -319,6 +320,8 @@ class Machine:
             self.smem.view(dt)[flat // n] = values
         elif space == "local":
             self.local.view(dt)[self._local_flat(s, addrs, n, what) // n] = values
+        elif space == "param":
+            raise MemoryFault(f"{what}: a generic store to a kernel parameter (parameters are read-only)")
         elif space == "generic":
             a = np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (s.n,))
             for sp, mask, local_addr in self._generic_parts(a):
@@ -331,7 +334,8 @@ class Machine:
         """Split generic addresses into (space, mask, address in that space) parts."""
         sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + WINDOW_SIZE))
         lo = (a >= np.uint64(LOCAL_WINDOW)) & (a < np.uint64(LOCAL_WINDOW + WINDOW_SIZE))
-        gl = ~(sh | lo)
+        pa = (a >= np.uint64(PARAM_WINDOW)) & (a < np.uint64(PARAM_WINDOW + WINDOW_SIZE))
+        gl = ~(sh | lo | pa)
         parts = []
         if gl.any():
             parts.append(("global", gl, a))
@@ -339,6 +343,8 @@ class Machine:
             parts.append(("shared::cluster", sh, a - np.uint64(SHARED_WINDOW)))
         if lo.any():
             parts.append(("local", lo, a - np.uint64(LOCAL_WINDOW)))
+        if pa.any():
+            parts.append(("param", pa, a - np.uint64(PARAM_WINDOW)))
         return parts
 
     def _generic(self, s: Sel, addrs, fn, dt) -> np.ndarray:
@@ -380,6 +386,8 @@ class Machine:
             return a + np.uint64(SHARED_WINDOW)
         if space == "local":
             return a + np.uint64(LOCAL_WINDOW)
+        if space == "param":
+            return a + np.uint64(PARAM_WINDOW)
         return a
 
     def from_generic(self, space: str, addrs) -> np.ndarray:
@@ -388,6 +396,8 @@ class Machine:
             return a - np.uint64(SHARED_WINDOW)
         if space == "local":
             return a - np.uint64(LOCAL_WINDOW)
+        if space == "param":
+            return a - np.uint64(PARAM_WINDOW)
         return a
 
 

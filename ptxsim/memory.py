@@ -9,7 +9,8 @@ Address map (a simulator choice; kernels must not depend on it beyond what PTX g
                kernel that assumes its variables start at 0 is caught.
                A .shared::cluster address of another CTA carries (rank + 1) << 24 (``mapa``).
     generic    global addresses are generic addresses; shared window SHARED_WINDOW + address,
-               local window LOCAL_WINDOW + address (``cvta``).
+               local window LOCAL_WINDOW + address (``cvta``); kernel parameters (``.param``
+               offsets, ``mov %r, param_name``) at PARAM_WINDOW + offset (``cvta.param``, read-only).
 
 Every access is checked: inside a live allocation / the CTA's shared size, naturally aligned.
 """
@@ -26,6 +27,7 @@ GLOBAL_BASE = 1 << 32
 SHARED_BASE = 0x400
 SHARED_WINDOW = 0x7F00_0000_0000
 LOCAL_WINDOW = 0x7E00_0000_0000
+PARAM_WINDOW = 0x7D00_0000_0000       # generic addresses of kernel parameters (cvta.param)
 WINDOW_SIZE = 1 << 32
 CLUSTER_RANK_SHIFT = 24
 SHARED_ADDRESS_MASK = (1 << CLUSTER_RANK_SHIFT) - 1

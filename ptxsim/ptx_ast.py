@@ -133,3 +133,11 @@ class Module:
     address_size: int
     kernels: dict
     variables: tuple[VarDecl, ...] = ()
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """``[tensorMap, {c0, c1, ..}]``: a tensor-map address and its coordinates (``cp.async.bulk.tensor``)."""
+
+    addr: Addr
+    coords: Vec

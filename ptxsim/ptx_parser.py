@@ -531,6 +531,11 @@ class _Parser:
                 sign = -1 if self.accept("-") else 1
             elif nxt.text == "-":
                 sign = -1
+            elif nxt.text == "," and base is not None:     # [tensorMap, {c0, ..}] of cp.async.bulk.tensor
+                from ptxsim.ptx_ast import TensorRef
+                coords = self.operand()
+                self.expect("]")
+                return TensorRef(Addr(base, offset), coords)
             else:
                 raise self.error("expects '+', '-' or ']' in an address", nxt)
 

@@ -236,7 +236,7 @@ def ptr_config(name: str, dtype: str, s: Shape, *, a_major="K", b_major="MN", tr
                 *(Scalar(v) for v in strides.values() if v != 1))
         return Case(args, (_grid(s), 1, 1), {"c": _expected(a, b, out)})
 
-    families = ("mma", "ld") if stages < 2 else ("mma", "ld", "mbarrier")
+    families = ("mma", "tmem") if stages < 2 else ("mma", "tmem", "pipeline")
     return ClientKernel(name, "triton", dot_ptr_kernel, sig, constexprs, make, families, num_warps=warps,
                         num_stages=stages, divisible=divisible)
 
@@ -267,7 +267,7 @@ def tma_config(name: str, dtype: str, s: Shape, *, trans_a=False, trans_b=False,
         args = (Desc(a_block, data=a_mem), Desc(b_block, data=b_mem), Desc((s.BM, s.BN), out=c), Scalar(s.K))
         return Case(args, (s.M // s.BM, s.N // s.BN, 1), {"c": _expected(a, b, out)})
 
-    families = ("mma", "tma", "mbarrier")
+    families = ("mma", "tma", "pipeline")
     return ClientKernel(name, "triton", dot_tma_kernel, sig, constexprs, make, families, num_warps=warps,
                         num_stages=stages, divisible=("K",) if s.K % 16 == 0 else ())
 
@@ -304,7 +304,7 @@ def persistent_config(name: str, dtype: str, s: Shape, *, programs: int, ws=Fals
                     Desc((s.BM, s.BN), out=c), Scalar(s.M), Scalar(s.N), Scalar(s.K))
         return Case(args, (programs, 1, 1), {"c": _expected(a, b, out)})
 
-    families = ("mma", "tma", "mbarrier") if not pointers else ("mma", "ld", "mbarrier")
+    families = ("mma", "tma", "pipeline") if not pointers else ("mma", "tmem", "pipeline")
     return ClientKernel(name, "triton", fn, sig, constexprs, make, families, num_warps=warps, num_stages=stages,
                         divisible=divisible)
 

@@ -157,7 +157,7 @@ def scaled_config(name: str, a_fmt: str, b_fmt: str, s: Shape, *, nvfp4=False, b
         return Case(args, grid, {"c": want.astype(np.float32)})
 
     divisible = tuple(d for d in divisible if d != "stride_s")
-    families = ("mma_block_scale", "tma" if tma else "ld", "mbarrier")
+    families = ("mma_block_scale", "tma" if tma else "tmem", "pipeline")
     return ClientKernel(name, "triton", fn, sig, constexprs, make, families, num_warps=warps, num_stages=stages,
                         divisible=divisible)
 
