@@ -322,7 +322,7 @@ def device_desc_config(name: str, dtype: str, s: Shape, *, stages=3, out="f32") 
                 Scalar(s.K))
         return Case(args, (s.M // s.BM, s.N // s.BN, 1), {"c": _expected(a, b, out)})
 
-    return ClientKernel(name, "triton", dot_device_desc_kernel, sig, constexprs, make, ("mma", "tma", "mbarrier"),
+    return ClientKernel(name, "triton", dot_device_desc_kernel, sig, constexprs, make, ("mma", "tma", "pipeline"),
                         num_stages=stages, divisible=("a_ptr", "b_ptr", "c_ptr", "M", "N", "K"))
 
 
