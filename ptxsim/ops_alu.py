@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptxsim import ops_float
+from ptxsim.ops_float import FLOAT_TYPES, compile_arith, compile_negabs
 from ptxsim.ptx_parser import Pair, Vec
 from ptxsim.ptx_types import TYPES
 from ptxsim.registry import Unsupported, opcode
@@ -40,17 +42,6 @@ def _binary(ins, k, t, fn, tb=None, td=None):
     d, a, b = _ops(k, ins, 3)
     ra, rb, w = k.reader(a, t), k.reader(b, tb or t), k.writer(d, td or t)
     return lambda m, s: w(m, s, fn(ra(m, s), rb(m, s)))
-
-
-def _round_mode(q, t):
-    """Rounding qualifier of a float instruction: only round-to-nearest-even is modelled."""
-    mode = q.take("rn", "rz", "rm", "rp")
-    if q.flag("ftz"):
-        raise Unsupported(".ftz (flush subnormals) is not modelled")
-    if q.flag("sat"):
-        raise Unsupported(".sat on float arithmetic is not modelled")
-    if mode not in (None, "rn"):
-        raise Unsupported(f"rounding mode .{mode} is not modelled (only .rn)")
 
 
 # -- moves --------------------------------------------------------------------------------------
@@ -136,13 +127,79 @@ def _mul_hi(a, b, t):
     return hi
 
 
+CARRY_TYPES = ("u32", "s32", "u64", "s64")
+
+
+def carry_flag(m) -> np.ndarray:
+    """CC.CF of every thread (PTX ISA §9.7.1.x extended-precision arithmetic), 0 or 1."""
+    return m.extension("carry.cf", lambda m: np.zeros(m.T, dtype=np.uint64))
+
+
+def _carry(ins, k, t, op: str, carry_in: bool, carry_out: bool):
+    """add/sub/mad.lo/mad.hi with carry-in from and/or carry-out to CC.CF (§9.7.2 add.cc, addc,
+    sub.cc, subc, mad.cc, madc): for sub, CF is the borrow."""
+    if t.name not in CARRY_TYPES:
+        raise Unsupported(f"carry arithmetic expects .u32, .s32, .u64 or .s64, but got .{t.name}")
+    ut = TYPES[f"u{t.bits}"]
+    ops = _ops(k, ins, 4 if op.startswith("mad") else 3)
+    readers = [k.reader(o, ut) for o in ops[1:]]
+    w = k.writer(ops[0], ut)
+    sub = op == "sub"
+    one = np.uint64(1)
+
+    def run(m, s):
+        cf = carry_flag(m)
+        vals = [np.broadcast_to(np.asarray(r(m, s)).astype(np.uint64), (s.n,)) for r in readers]
+        cin = np.array(cf[s.ix]) if carry_in else np.zeros(s.n, dtype=np.uint64)
+        if op.startswith("mad"):
+            a, b = vals[0].astype(ut.dtype), vals[1].astype(ut.dtype)
+            prod = _mul_hi(a, b, ut) if op == "madhi" else (a * b)
+            x, y = np.asarray(prod).astype(np.uint64), vals[2]
+        else:
+            x, y = vals
+        if t.bits == 32:
+            if sub:
+                r = x.astype(np.int64) - y.astype(np.int64) - cin.astype(np.int64)
+                c = (r < 0).astype(np.uint64)
+            else:
+                r = x + y + cin
+                c = r >> np.uint64(32)
+            r = np.asarray(r).astype(np.uint64) & np.uint64(0xFFFFFFFF)
+        elif sub:
+            r1 = x - y
+            r = r1 - cin
+            c = ((x < y) | (r1 < cin)).astype(np.uint64)
+        else:
+            r1 = x + y
+            r = r1 + cin
+            c = ((r1 < x) | (r < r1)).astype(np.uint64)
+        w(m, s, r.astype(ut.dtype))
+        if carry_out:
+            cf[s.ix] = c & one
+    return run
+
+
+@opcode("addc", "subc")
+def compile_addc(ins, q, k):
+    cc = q.flag("cc")
+    t = q.take_type(CARRY_TYPES)
+    return _carry(ins, k, t, ins.parts[0][:3], carry_in=True, carry_out=cc)
+
+
+@opcode("madc")
+def compile_madc(ins, q, k):
+    mode = q.take("lo", "hi", required=True)
+    cc = q.flag("cc")
+    t = q.take_type(CARRY_TYPES)
+    return _carry(ins, k, t, "mad" + mode, carry_in=True, carry_out=cc)
+
+
 @opcode("add", "sub")
 def compile_add(ins, q, k):
     sub = ins.parts[0] == "sub"
-    t = q.take_type(INTS + FLOATS)
-    if t.kind == "f":
-        _round_mode(q, t)
-        return _binary(ins, k, t, (lambda a, b: a - b) if sub else (lambda a, b: a + b))
+    t = q.take_type(INTS + FLOAT_TYPES)
+    if t.name in FLOAT_TYPES:
+        return compile_arith(ins, q, k, ins.parts[0], t)
     if q.flag("sat"):
         if t.name != "s32":
             raise Unsupported(".sat expects type .s32")
@@ -152,20 +209,19 @@ def compile_add(ins, q, k):
             r = np.asarray(a, np.int64) - b if sub else np.asarray(a, np.int64) + b
             return np.clip(r, lo, hi)
         return _binary(ins, k, t, sat)
-    if q.take("cc"):
-        raise Unsupported(".cc (carry) is not modelled")
+    if q.flag("cc"):
+        return _carry(ins, k, t, "sub" if sub else "add", carry_in=False, carry_out=True)
     return _binary(ins, k, t, (lambda a, b: a - b) if sub else (lambda a, b: a + b))
 
 
 @opcode("mul")
 def compile_mul(ins, q, k):
     mode = q.take("lo", "hi", "wide")
-    t = q.take_type(INTS + FLOATS)
-    if t.kind == "f":
+    t = q.take_type(INTS + FLOAT_TYPES)
+    if t.name in FLOAT_TYPES:
         if mode:
             raise Unsupported(f".{mode} with a float type")
-        _round_mode(q, t)
-        return _binary(ins, k, t, lambda a, b: a * b)
+        return compile_arith(ins, q, k, "mul", t)
     if mode is None:
         raise Unsupported("integer mul expects .lo, .hi or .wide")
     if mode == "wide":
@@ -178,27 +234,23 @@ def compile_mul(ins, q, k):
     return _binary(ins, k, t, lambda a, b: a * b)
 
 
-def _fma64(a, b, c):
-    return (np.asarray(a, np.float64) * np.asarray(b, np.float64) + np.asarray(c, np.float64)).astype(np.float32)
-
-
 @opcode("mad", "fma")
 def compile_mad(ins, q, k):
     mode = q.take("lo", "hi", "wide")
-    t = q.take_type(INTS + FLOATS)
+    t = q.take_type(INTS + FLOAT_TYPES)
+    if t.name in FLOAT_TYPES:
+        return compile_arith(ins, q, k, "fma", t)
     d, a, b, c = _ops(k, ins, 4)
-    if t.kind == "f":
-        _round_mode(q, t)
-        ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.reader(c, t), k.writer(d, t)
-        if t.bits == 32:
-            return lambda m, s: w(m, s, _fma64(ra(m, s), rb(m, s), rc(m, s)))
-        return lambda m, s: w(m, s, ra(m, s) * rb(m, s) + rc(m, s))
     if ins.parts[0] == "fma":
         raise Unsupported("fma expects a float type")
     if mode is None:
         raise Unsupported("integer mad expects .lo, .hi or .wide")
-    if q.flag("sat") or q.flag("cc"):
-        raise Unsupported(".sat/.cc on mad are not modelled")
+    if q.flag("sat"):
+        raise Unsupported(".sat on mad is not modelled")
+    if q.flag("cc"):
+        if mode == "wide":
+            raise Unsupported("mad.wide takes no .cc")
+        return _carry(ins, k, t, "mad" + mode, carry_in=False, carry_out=True)
     td = _wide(t) if mode == "wide" else t
     ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.reader(c, td), k.writer(d, td)
     if mode == "wide":
@@ -211,28 +263,20 @@ def compile_mad(ins, q, k):
 @opcode("div", "rem")
 def compile_div(ins, q, k):
     rem = ins.parts[0] == "rem"
-    t = q.take_type(INTS + FLOATS)
-    if t.kind == "f":
+    t = q.take_type(INTS + FLOAT_TYPES)
+    if t.name in FLOAT_TYPES:
         if rem:
             raise Unsupported("rem expects an integer type")
-        if t.bits == 32 and q.take("approx", "full"):
-            raise Unsupported("div.approx/.full.f32 are not modelled (use div.rn)")
-        _round_mode(q, t)
-        return _binary(ins, k, t, lambda a, b: np.asarray(a) / b)
+        return compile_arith(ins, q, k, "div", t)
     return _binary(ins, k, t, (lambda a, b: _rem_trunc(a, b, t)) if rem else (lambda a, b: _div_trunc(a, b, t)))
 
 
 @opcode("min", "max")
 def compile_minmax(ins, q, k):
     fn = np.minimum if ins.parts[0] == "min" else np.maximum
-    t = q.take_type(INTS + FLOATS)
-    if t.kind == "f":
-        if q.flag("NaN") or q.flag("xorsign") or q.flag("abs"):
-            raise Unsupported("min/max .NaN/.xorsign/.abs are not modelled")
-        if q.flag("ftz"):
-            raise Unsupported(".ftz (flush subnormals) is not modelled")
-        fmin = np.fmin if fn is np.minimum else np.fmax    # PTX: NaN inputs are ignored
-        return _binary(ins, k, t, fmin)
+    t = q.take_type(INTS + FLOAT_TYPES)
+    if t.name in FLOAT_TYPES:
+        return ops_float.compile_minmax(ins, q, k, ins.parts[0] == "min", t)
     if q.flag("relu"):
         raise Unsupported(".relu is not modelled")
     return _binary(ins, k, t, fn)
@@ -240,14 +284,9 @@ def compile_minmax(ins, q, k):
 
 @opcode("neg", "abs")
 def compile_neg(ins, q, k):
-    t = q.take_type(SINTS + FLOATS)
-    if t.kind == "f":
-        if q.flag("ftz"):
-            raise Unsupported(".ftz (flush subnormals) is not modelled")
-        bit = np.array(1 << (t.bits - 1), dtype=t.udtype)
-        if ins.parts[0] == "neg":      # sign-bit flip, NaN payload kept
-            return _unary(ins, k, t, lambda a: (np.asarray(a, t.dtype).view(t.udtype) ^ bit).view(t.dtype))
-        return _unary(ins, k, t, lambda a: (np.asarray(a, t.dtype).view(t.udtype) & ~bit).view(t.dtype))
+    t = q.take_type(SINTS + FLOAT_TYPES)
+    if t.name in FLOAT_TYPES:          # sign-bit flip / clear, NaN payload kept
+        return compile_negabs(ins, q, k, ins.parts[0] == "neg", t)
     if ins.parts[0] == "neg":
         return _unary(ins, k, t, lambda a: -np.asarray(a))
     return _unary(ins, k, t, lambda a: np.abs(np.asarray(a)))

@@ -1,35 +1,68 @@
-"""Conversions: cvt between integer widths, integers and floats, float widths (PTX ISA §9.7.9.21).
+"""Conversions: cvt between integer widths, integers and floats, float widths, and the packed
+narrow float formats (PTX ISA §9.7.9.21).
 
 Integer sources are extended by their own signedness, then the destination keeps its bits
 (``.sat`` clamps instead); float-to-integer conversions clamp to the destination range and give 0
-for NaN (PTX: saturation is implied for float-to-integer); only round-to-nearest-even is
-modelled for float results.
+for NaN (PTX: saturation is implied for float-to-integer).  Float results are correctly rounded in
+``.rn/.rz/.rm/.rp`` (``ptxsim.float_round``).  Narrow formats use the ml_dtypes codecs: with
+``.satfinite`` values beyond the largest finite clamp to it and NaN stays NaN (0x7F for
+e4m3/e5m2); formats without NaN (e2m1, e2m3, e3m2) take +MAX_NORM for a NaN input (decision);
+decoding to f16x2/bf16x2 keeps a NaN code's sign and payload as ml_dtypes does (decision).
 """
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
+from ptxsim.float_round import flush, round_to
 from ptxsim.ops_alu import _ops
 from ptxsim.ptx_types import TYPES
 from ptxsim.registry import Unsupported, opcode
 
+#: packed narrow-float pairs (PTX ISA §5.2.5.x alternate floating point data formats):
+#: name -> (ml_dtypes codec, bits per element, NaN code or None)
+NARROW = {"e4m3x2": (ml_dtypes.float8_e4m3fn, 8, 0x7F), "e5m2x2": (ml_dtypes.float8_e5m2, 8, 0x7F),
+          "e2m1x2": (ml_dtypes.float4_e2m1fn, 4, None), "e2m3x2": (ml_dtypes.float6_e2m3fn, 8, None),
+          "e3m2x2": (ml_dtypes.float6_e3m2fn, 8, None), "ue8m0x2": (ml_dtypes.float8_e8m0fnu, 8, 0xFF)}
+B16, B32 = TYPES["b16"], TYPES["b32"]
+
 _INT_ROUND = ("rni", "rzi", "rmi", "rpi")
 _ROUNDERS = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}
+
+
+def _type_words(q) -> tuple[str, str]:
+    """(destination, source) type words in spelling order, narrow packed formats included."""
+    found = [w for w in q.rest if w in TYPES or w in NARROW]
+    if len(found) != 2:
+        raise Unsupported("cvt expects a destination and a source type")
+    for w in found:
+        q.rest.remove(w)
+    return found[0], found[1]
 
 
 @opcode("cvt")
 def compile_cvt(ins, q, k):
     rnd = q.take("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna")
     sat = q.flag("sat")
-    if q.flag("ftz") or q.flag("relu"):
-        raise Unsupported("cvt .ftz/.relu are not modelled")
-    dt = q.take_type()
-    st = q.take_type()
+    satfinite = q.flag("satfinite")
+    relu = q.flag("relu")
+    ftz = q.flag("ftz")
+    dname, sname = _type_words(q)
+    if dname in NARROW or sname in NARROW:
+        return _cvt_narrow(ins, k, dname, sname, rnd, satfinite, relu)
+    dt, st = TYPES[dname], TYPES[sname]
     if dt.name in ("f16x2", "bf16x2"):
-        return _cvt_pack(ins, k, dt, st, rnd)
-    if sat and dt.kind not in "us":
-        raise Unsupported(".sat on a float destination is not modelled")
+        return _cvt_pack(ins, k, dt, st, rnd, satfinite, relu)
+    if relu or satfinite:
+        if dt.kind not in ("f", "bf") or dt.bits != 16 or st.name != "f32":
+            raise Unsupported(".relu/.satfinite expect cvt to .f16/.bf16 from .f32")
+    if sat and dt.kind not in "us" and dt.kind not in ("f", "bf"):
+        raise Unsupported(".sat expects an integer or float destination")
+    if dt.kind in ("f", "bf") and (st.kind in ("f", "bf") or rnd in ("rz", "rm", "rp")):
+        return _cvt_float(ins, k, dt, st, rnd, sat, satfinite, relu, ftz)
+    if ftz and st.name != "f32":
+        raise Unsupported(".ftz expects a .f32 source or destination")
     ops = _ops(k, ins, 2)
     ra, w = k.reader(ops[1], st), k.writer(ops[0], dt)
     if dt.kind in "bus" and st.kind in "bus":          # integer <-> integer
@@ -45,7 +78,8 @@ def compile_cvt(ins, q, k):
         lo, hi = _int_range(dt)
 
         def f2i(m, s):
-            x = rounder(np.asarray(ra(m, s), dtype=np.float64))
+            x = np.asarray(ra(m, s))
+            x = rounder((flush(x, np.float32) if ftz else x).astype(np.float64))
             x = np.where(np.isnan(x), 0, x)
             if dt.bits < 64:
                 w(m, s, np.clip(x, lo, hi).astype(dt.dtype))
@@ -86,15 +120,180 @@ def _int_convert(x, st, dt):
     return wide.astype(dt.udtype).view(dt.dtype)
 
 
-def _cvt_pack(ins, k, dt, st, rnd):
-    if st.name != "f32" or rnd != "rn":
-        raise Unsupported(f"cvt.{dt.name} expects .rn and a .f32 source")
+def _clamp_float(x, dt, satfinite: bool, relu: bool):
+    """.satfinite (|x| to the largest finite, NaN kept) and .relu (negative -> +0, NaN ->
+    canonical NaN) on float64 values before rounding to ``dt``."""
+    if satfinite:
+        big = float(ml_dtypes.finfo(dt).max)
+        x = np.where(np.isnan(x), x, np.clip(x, -big, big))
+    if relu:
+        x = np.where(np.isnan(x), np.nan, np.where(x < 0, 0.0, x))
+    return x
+
+
+def _nan_canonical(r, dt):
+    ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
+    canon = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}[np.dtype(dt).itemsize]
+    return np.where(np.isnan(r.astype(np.float64)), np.array(canon, ut).view(dt), r).astype(dt)
+
+
+def _cvt_pack(ins, k, dt, st, rnd, satfinite=False, relu=False):
+    if st.name != "f32" or rnd not in ("rn", "rz", "rm", "rp"):
+        raise Unsupported(f"cvt.{dt.name} expects a rounding mode and a .f32 source")
     d, a, b = _ops(k, ins, 3)
-    half = TYPES["f16"] if dt.name == "f16x2" else TYPES["bf16"]
-    ra, rb, w = k.reader(a, st), k.reader(b, st), k.writer(d, TYPES["b32"])
+    half = np.float16 if dt.name == "f16x2" else ml_dtypes.bfloat16
+    ra, rb, w = k.reader(a, st), k.reader(b, st), k.writer(d, B32)
+
+    def one(x):
+        x = _clamp_float(np.asarray(x).astype(np.float64), half, satfinite, relu)
+        r = round_to(x, 0.0, half, rnd)
+        return (_nan_canonical(r, half) if relu else r).view(np.uint16).astype(np.uint32)
 
     def run(m, s):      # d = {cvt(a) in the upper half, cvt(b) in the lower half}
-        hi = np.asarray(ra(m, s)).astype(half.dtype).view(np.uint16).astype(np.uint32)
-        lo = np.asarray(rb(m, s)).astype(half.dtype).view(np.uint16).astype(np.uint32)
-        w(m, s, (hi << np.uint32(16)) | lo)
+        w(m, s, (one(ra(m, s)) << np.uint32(16)) | one(rb(m, s)))
+    return run
+
+
+def _cvt_float(ins, k, dt, st, rnd, sat, satfinite, relu, ftz):
+    """Float destination from a float (or, with a directed mode, integer) source: exact in
+    float64 (64-bit integers through Python ints), then one rounding with ``rnd``."""
+    widening = st.kind in ("f", "bf") and dt.bits > st.bits
+    same = st.name == dt.name
+    if same and rnd not in _INT_ROUND:
+        raise Unsupported(f"cvt.{dt.name}.{st.name} expects .rni, .rzi, .rmi or .rpi")
+    if widening and rnd is not None:
+        raise Unsupported("a widening float cvt takes no rounding qualifier")
+    if not widening and rnd is None:
+        raise Unsupported(f"cvt to .{dt.name} expects a rounding mode")
+    ddt = dt.dtype
+    ops = _ops(k, ins, 2)
+    ra, w = k.reader(ops[1], st), k.writer(ops[0], dt)
+    big_int = st.kind in "us" and st.bits == 64
+
+    def run(m, s):
+        x = np.asarray(ra(m, s))
+        if ftz and st.name == "f32":
+            x = flush(x, np.float32)
+        if big_int:
+            flat = np.atleast_1d(x)
+            xf = flat.astype(np.float64)
+            sgn = np.array([(int(v) > int(f)) - (int(v) < int(f)) for v, f in zip(flat, xf, strict=True)], dtype=np.float64)
+            r = round_to(xf, sgn, ddt, rnd).reshape(np.shape(x))
+        else:
+            xf = x.astype(np.float64) if x.dtype != ml_dtypes.bfloat16 else x.astype(np.float32).astype(np.float64)
+            if rnd in _INT_ROUND:
+                r = _ROUNDERS[rnd](xf).astype(ddt)
+            elif widening:
+                r = np.asarray(x).astype(ddt)
+            else:
+                r = round_to(_clamp_float(xf, ddt, satfinite, relu), 0.0, ddt, rnd)
+                if relu:
+                    r = _nan_canonical(r, ddt)
+        if sat:
+            rf = np.asarray(r).astype(np.float64)
+            r = np.where(np.isnan(rf), 0.0, np.clip(rf, 0.0, 1.0)).astype(ddt)
+        if ftz and dt.name == "f32":
+            r = flush(r, np.float32)
+        w(m, s, r)
+    return run
+
+
+def _to_narrow(x, name: str, rnd: str | None, satfinite: bool, relu: bool):
+    """float64 values -> codes of a narrow format (uint8)."""
+    codec, bits, nan_code = NARROW[name]
+    if name == "ue8m0x2":
+        return _to_ue8m0(x, rnd, satfinite)
+    if rnd != "rn":
+        raise Unsupported(f"cvt to .{name} expects .rn")
+    nan = np.isnan(x)
+    if relu:
+        x = np.where(x < 0, 0.0, x)
+    big = float(ml_dtypes.finfo(codec).max)
+    if satfinite or nan_code is None:          # formats without infinity saturate (the ISA requires .satfinite)
+        x = np.clip(np.where(nan, 0.0, x), -big, big)
+    codes = x.astype(np.float32).astype(codec).view(np.uint8)
+    if nan_code is not None:
+        codes = np.where(nan, nan_code, codes)
+    else:                                      # no NaN encoding: NaN gives +MAX_NORM (decision)
+        codes = np.where(nan, np.array(big, np.float32).astype(codec).view(np.uint8), codes)
+    return codes.astype(np.uint8) & np.uint8((1 << bits) - 1)
+
+
+def _to_ue8m0(x, rnd, satfinite):
+    """ue8m0 (2^(e-127), e = 0..254, 255 = NaN): the exponent of |x| rounded with .rz/.rp."""
+    if rnd not in ("rz", "rp"):
+        raise Unsupported("cvt to .ue8m0x2 expects .rz or .rp")
+    xf = np.abs(np.asarray(x, np.float64)).astype(np.float32)
+    bits = xf.view(np.uint32)
+    e = ((bits >> np.uint32(23)) & np.uint32(0xFF)).astype(np.int64)
+    mant = bits & np.uint32(0x7FFFFF)
+    nan = np.isnan(xf)
+    if rnd == "rp":
+        up = np.where(e == 0, mant > np.uint32(1 << 22), (mant != 0) & (e < 255))   # subnormal: above 2^-127?
+        e = np.where(up, e + 1, e)
+    e = np.where(nan, 255, np.where(e >= 255, 254 if satfinite else 255, e))
+    return e.astype(np.uint8)
+
+
+def _cvt_narrow(ins, k, dname, sname, rnd, satfinite, relu):
+    """Packed narrow floats (PTX ISA §9.7.9.21 cvt: f8x2/f6x2/f4x2/ue8m0x2 forms): a pair from two
+    .f32 sources (the first into the upper element) or from one packed .f16x2/.bf16x2; and back to
+    .f16x2/.bf16x2 (the upper element into the upper half), exactly."""
+    if dname in NARROW:
+        if sname == "f32":
+            d, a, b = _ops(k, ins, 3)
+            ra, rb = k.reader(a, TYPES["f32"]), k.reader(b, TYPES["f32"])
+
+            def pair(m, s):
+                return np.asarray(ra(m, s)).astype(np.float64), np.asarray(rb(m, s)).astype(np.float64)
+        elif sname in ("f16x2", "bf16x2"):
+            d, a = _ops(k, ins, 2)
+            half = np.float16 if sname == "f16x2" else ml_dtypes.bfloat16
+            rr = k.reader(a, B32)
+
+            def pair(m, s):
+                raw = np.asarray(rr(m, s)).astype(np.uint32)
+                hi = (raw >> np.uint32(16)).astype(np.uint16).view(half).astype(np.float64)
+                lo = (raw & np.uint32(0xFFFF)).astype(np.uint16).view(half).astype(np.float64)
+                return hi, lo
+        else:
+            raise Unsupported(f"cvt.{dname}.{sname}")
+        _, bits, _ = NARROW[dname]
+        w = k.writer(d, B16 if bits == 8 else TYPES["b8"])
+        if dname == "ue8m0x2" and relu:
+            raise Unsupported(".relu is not allowed with .ue8m0x2")
+        if dname != "ue8m0x2" and not satfinite:
+            raise Unsupported(f"cvt to .{dname} expects .satfinite")
+
+        def run(m, s):
+            hi, lo = pair(m, s)
+            h = _to_narrow(hi, dname, rnd, satfinite, relu).astype(np.uint16)
+            lw = _to_narrow(lo, dname, rnd, satfinite, relu).astype(np.uint16)
+            w(m, s, (h << np.uint16(bits)) | lw)
+        return run
+    if dname not in ("f16x2", "bf16x2"):
+        raise Unsupported(f"cvt.{dname}.{sname}")
+    codec, bits, nan_code = NARROW[sname]
+    if rnd != "rn" or (sname == "ue8m0x2") != (dname == "bf16x2"):
+        raise Unsupported(f"cvt.{dname}.{sname} expects .rn (.ue8m0x2 converts to .bf16x2 only, the others to .f16x2)")
+    d, a = _ops(k, ins, 2)
+    half = np.float16 if dname == "f16x2" else ml_dtypes.bfloat16
+    ra, w = k.reader(a, B16 if bits == 8 else TYPES["b8"]), k.writer(d, B32)
+    mask = (1 << bits) - 1
+
+    def decode(code):
+        code = code.astype(np.uint8)
+        if sname == "ue8m0x2":
+            v = np.where(code == 255, np.nan, np.exp2(code.astype(np.float64) - 127))
+        else:
+            v = code.view(codec).astype(np.float64)
+        r = v.astype(half)
+        if relu:
+            r = np.where(np.isnan(v), np.nan, np.where(v < 0, 0.0, v)).astype(half)
+        return r.view(np.uint16).astype(np.uint32)      # NaN codes keep sign and payload (ml_dtypes)
+
+    def run(m, s):
+        raw = np.asarray(ra(m, s)).astype(np.uint32)
+        hi, lo = (raw >> np.uint32(bits)) & np.uint32(mask), raw & np.uint32(mask)
+        w(m, s, (decode(hi) << np.uint32(16)) | decode(lo))
     return run

@@ -357,7 +357,7 @@ UNIMPLEMENTED = HEAD90 + r"""
     .reg .b64 %rd<2>;
     mov.u32 %r1, %tid.x;
     brev.b32 %r2, %r1;
-    add.cc.u32 %r3, %r1, %r2;
+    mad.hi.sat.s32 %r3, %r1, %r2, %r1;
     ld.param.u64 %rd1, [out_ptr];
     st.global.u32 [%rd1], %r3;
     ret;

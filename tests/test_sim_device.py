@@ -21,7 +21,7 @@ def test_unimplemented_instructions_are_named_at_load():
         SimDevice().load(UNIMPLEMENTED)
     assert len(info.value.items) == 2
     assert "brev.b32" in info.value.items[0] and "no simulator handler" in info.value.items[0]
-    assert ".cc (carry)" in info.value.items[1]
+    assert ".sat on mad" in info.value.items[1]
 
 
 def test_reqntid_is_enforced():

@@ -1,0 +1,282 @@
+"""Floating-point arithmetic on f32/f64 and half precision (PTX ISA §9.7.3 floating point,
+§9.7.4 half precision): add sub mul fma/mad div min max neg abs on ``.f32 .f64 .f16 .f16x2
+.bf16 .bf16x2``, and ex2 lg2 rcp sqrt rsqrt sin cos tanh.
+
+Rounding: every ``.rn/.rz/.rm/.rp`` result is correctly rounded (``ptxsim.float_round``: exact
+float64 sums/products plus the sign of the remaining error, then one rounding to the target).
+``fma.f64`` is exact through Fractions (``.rn`` only).  ``.ftz`` flushes subnormal inputs and
+results to zero of the same sign; ``.sat`` clamps to [0, 1] (NaN -> +0); ``.relu`` clamps
+negative results to +0 (NaN -> canonical NaN).  Packed ``x2`` types compute each 16-bit half
+independently (element 0 in the low half).
+
+Approximations (``.approx``, ``div.full``): computed in float64 and rounded to nearest even in
+the target format, i.e. the simulator's result is always within the ISA's error bound but is not
+the hardware's bit pattern; ``div.approx``/``div.full`` are modelled as the correctly rounded
+quotient, ``tanh/sin/cos/ex2/lg2/rsqrt.approx`` as the float64 function.  Kernels whose results
+depend on the exact approximation bits need a hardware run.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from ptxsim.float_round import flush, fma64, quotient, round_to, two_prod, two_sum
+from ptxsim.ptx_types import TYPES
+from ptxsim.registry import Unsupported, opcode
+
+F64 = np.float64
+BF16 = ml_dtypes.bfloat16
+ELEM = {"f32": (np.float32, 1), "f64": (np.float64, 1), "f16": (np.float16, 1), "bf16": (BF16, 1),
+        "f16x2": (np.float16, 2), "bf16x2": (BF16, 2)}
+FLOAT_TYPES = tuple(ELEM)
+CANONICAL_NAN = {np.dtype(np.float32): 0x7FFFFFFF, np.dtype(np.float16): 0x7FFF, np.dtype(BF16): 0x7FFF,
+                 np.dtype(np.float64): 0x7FFFFFFFFFFFFFFF}
+B32 = TYPES["b32"]
+
+
+def canonical_nan(dt):
+    return np.array(CANONICAL_NAN[np.dtype(dt)], dtype={2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]).view(dt)
+
+
+def _reader(k, op, t):
+    """read(m, s) -> list of per-lane element arrays (dtype of ``t``)."""
+    dt, lanes = ELEM[t.name]
+    if lanes == 1:
+        r = k.reader(op, t)
+        return lambda m, s: [np.asarray(r(m, s), dtype=dt)]
+    r = k.reader(op, B32)
+
+    def read(m, s):
+        raw = np.asarray(r(m, s)).astype(np.uint32)
+        return [(raw & np.uint32(0xFFFF)).astype(np.uint16).view(dt), (raw >> np.uint32(16)).astype(np.uint16).view(dt)]
+    return read
+
+
+def _writer(k, op, t):
+    dt, lanes = ELEM[t.name]
+    if lanes == 1:
+        w = k.writer(op, t)
+        return lambda m, s, v: w(m, s, np.asarray(v[0], dtype=dt))
+    w = k.writer(op, B32)
+
+    def write(m, s, v):
+        lo, hi = (np.asarray(x, dtype=dt).view(np.uint16).astype(np.uint32) for x in v)
+        w(m, s, lo | (hi << np.uint32(16)))
+    return write
+
+
+def _post(r, dt, ftz: bool, sat: bool, relu: bool):
+    if sat:
+        rf = r.astype(F64)
+        r = np.where(np.isnan(rf), 0.0, np.clip(rf, 0.0, 1.0)).astype(dt)
+    if relu:
+        rf = r.astype(F64)
+        r = np.where(np.isnan(rf), canonical_nan(dt), np.where(rf < 0, np.zeros((), dt), r)).astype(dt)
+    if ftz:
+        r = flush(r, dt)
+    return r
+
+
+def _modes(q, t, op):
+    """(rounding mode, ftz, sat, relu) with the ISA's restrictions per type."""
+    name = t.name
+    approx = q.flag("approx") if op in ("div",) else False
+    full = q.flag("full") if op == "div" else False
+    mode = q.take("rn", "rz", "rm", "rp")
+    ftz = q.flag("ftz")
+    sat = q.flag("sat")
+    relu = q.flag("relu")
+    if (approx or full) and (name != "f32" or mode):
+        raise Unsupported("div.approx/.full expect .f32 and no rounding mode")
+    if ftz and name not in ("f32", "f16", "f16x2"):
+        raise Unsupported(f".ftz is not allowed with .{name}")
+    if sat and name not in ("f32", "f16", "f16x2"):
+        raise Unsupported(f".sat is not allowed with .{name}")
+    if relu and (op != "fma" or name not in ("f16", "f16x2", "bf16", "bf16x2") or sat):
+        raise Unsupported(".relu is allowed on fma.rn with half types only (without .sat)")
+    if name not in ("f32", "f64") and mode not in (None, "rn"):
+        raise Unsupported(f"rounding mode .{mode} is not allowed with .{name} (only .rn)")
+    if op == "div" and name == "f32" and not (approx or full or mode):
+        raise Unsupported("div.f32 expects .approx, .full or a rounding mode")
+    if op == "fma" and name == "f64" and mode not in (None, "rn"):
+        raise Unsupported(f"fma.{mode}.f64 is not modelled (only .rn)")
+    return mode or "rn", ftz, sat, relu
+
+
+def compute(op: str, xs, dt, mode: str):
+    """Correctly rounded ``op`` of float64 arguments ``xs`` into ``dt``."""
+    if op in ("add", "sub"):
+        a, b = xs[0], (-xs[1] if op == "sub" else xs[1])
+        s, sgn = two_sum(a, b)
+        r = round_to(s, sgn, dt, mode)
+        if mode == "rm":          # an exact zero sum of nonzero terms is -0 when rounding down
+            zero = (s == 0) & (sgn == 0) & ~((a == 0) & (b == 0) & ~np.signbit(a) & ~np.signbit(b))
+            r = np.where(zero, np.array(-0.0, dt), r).astype(dt)
+        return r
+    if op == "mul":
+        if np.dtype(dt) == np.float64:
+            p, err = two_prod(xs[0], xs[1])
+            return round_to(p, np.sign(err), dt, mode)
+        return round_to(xs[0] * xs[1], 0.0, dt, mode)
+    if op == "fma":
+        if np.dtype(dt) == np.float64:
+            return fma64(*xs)
+        s, sgn = two_sum(xs[0] * xs[1], xs[2])
+        return round_to(s, sgn, dt, mode)
+    if op == "div":
+        q, sgn = quotient(xs[0], xs[1])
+        return round_to(q, sgn, dt, mode)
+    raise ValueError(op)
+
+
+def compile_arith(ins, q, k, op: str, t):
+    """add/sub/mul/fma/mad/div on a float type (called by ``ops_alu``)."""
+    mode, ftz, sat, relu = _modes(q, t, op)
+    dt, _ = ELEM[t.name]
+    n = 4 if op == "fma" else 3
+    ops = k.operands(ins, n)
+    readers = [_reader(k, o, t) for o in ops[1:]]
+    w = _writer(k, ops[0], t)
+
+    def run(m, s):
+        args = [r(m, s) for r in readers]
+        out = []
+        for lane in range(len(args[0])):
+            xs = [a[lane] for a in args]
+            if ftz:
+                xs = [flush(x, dt) for x in xs]
+            xs = [np.asarray(x).astype(F64) for x in xs]
+            out.append(_post(compute(op, xs, dt, mode), dt, ftz, sat, relu))
+        w(m, s, out)
+    return run
+
+
+def compile_minmax(ins, q, k, is_min: bool, t):
+    """min/max on float types: NaN inputs ignored (``.NaN``: any NaN gives the canonical NaN);
+    -0 orders below +0."""
+    nan_mode = q.flag("NaN")
+    ftz = q.flag("ftz")
+    if q.flag("xorsign") or q.flag("abs"):
+        raise Unsupported("min/max .xorsign.abs is not modelled")
+    if ftz and t.name not in ("f32", "f16", "f16x2"):
+        raise Unsupported(f".ftz is not allowed with .{t.name}")
+    if nan_mode and t.name == "f64":
+        raise Unsupported(".NaN is not allowed with .f64")
+    dt, _ = ELEM[t.name]
+    ops = k.operands(ins, 3, 4)
+    readers = [_reader(k, o, t) for o in ops[1:]]
+    w = _writer(k, ops[0], t)
+    pick = np.fmin if is_min else np.fmax
+
+    def two(a, b):
+        af, bf = a.astype(F64), b.astype(F64)
+        r = pick(af, bf)
+        both_zero = (af == 0) & (bf == 0)
+        sign = (np.signbit(af) | np.signbit(bf)) if is_min else (np.signbit(af) & np.signbit(bf))
+        r = np.where(both_zero, np.where(sign, -0.0, 0.0), r)
+        out = np.where(np.isnan(r), canonical_nan(dt), r.astype(dt)).astype(dt)
+        equal = (af == bf) & ~both_zero                       # keep the operand's own bits
+        out = np.where(equal, a, out).astype(dt)
+        if nan_mode:
+            out = np.where(np.isnan(af) | np.isnan(bf), canonical_nan(dt), out).astype(dt)
+        return out
+
+    def run(m, s):
+        args = [r(m, s) for r in readers]
+        out = []
+        for lane in range(len(args[0])):
+            xs = [np.asarray(a[lane], dt) for a in args]
+            if ftz:
+                xs = [flush(x, dt) for x in xs]
+            r = two(*np.broadcast_arrays(xs[0], xs[1]))
+            for x in xs[2:]:
+                r = two(*np.broadcast_arrays(r, x))
+            out.append(flush(r, dt) if ftz else r)
+        w(m, s, out)
+    return run
+
+
+def compile_negabs(ins, q, k, neg: bool, t):
+    ftz = q.flag("ftz")
+    if ftz and t.name not in ("f32", "f16", "f16x2"):
+        raise Unsupported(f".ftz is not allowed with .{t.name}")
+    dt, _ = ELEM[t.name]
+    d, a = k.operands(ins, 2)
+    ra, w = _reader(k, a, t), _writer(k, d, t)
+    size = np.dtype(dt).itemsize
+    ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[size]
+    bit = ut(1 << (8 * size - 1))
+
+    def run(m, s):
+        out = []
+        for x in ra(m, s):
+            x = np.asarray(x, dt)
+            if ftz:
+                x = flush(x, dt)
+            bits = x.view(ut)
+            out.append(((bits ^ bit) if neg else (bits & ut(~bit & ((1 << (8 * size)) - 1)))).view(dt))
+        w(m, s, out)
+    return run
+
+
+# -- unary functions ------------------------------------------------------------------------------
+
+def _sqrt(x, dt, mode):
+    s = np.sqrt(x)
+    ph, pl = two_prod(s, s)
+    with np.errstate(invalid="ignore"):
+        sgn = np.nan_to_num(np.sign((x - ph) - pl), nan=0.0)
+    return round_to(s, np.where(np.isfinite(s) & (s > 0), sgn, 0.0), dt, mode)
+
+
+_APPROX = {
+    "ex2": np.exp2, "lg2": np.log2, "rsqrt": lambda x: 1.0 / np.sqrt(x), "sin": np.sin, "cos": np.cos,
+    "tanh": np.tanh, "rcp": lambda x: 1.0 / x, "sqrt": np.sqrt,
+}
+_UNARY_TYPES = {
+    "ex2": ("f32", "f16", "f16x2", "bf16", "bf16x2"), "lg2": ("f32",), "rsqrt": ("f32", "f64"),
+    "sin": ("f32",), "cos": ("f32",), "tanh": ("f32", "f16", "f16x2", "bf16", "bf16x2"),
+    "rcp": ("f32", "f64"), "sqrt": ("f32", "f64"),
+}
+
+
+@opcode("ex2", "lg2", "rsqrt", "sin", "cos", "tanh", "rcp", "sqrt")
+def compile_unary(ins, q, k):
+    name = ins.parts[0]
+    approx = q.flag("approx")
+    mode = q.take("rn", "rz", "rm", "rp")
+    ftz = q.flag("ftz")
+    t = q.take_type(_UNARY_TYPES[name])
+    if approx == bool(mode):
+        if name in ("rcp", "sqrt"):
+            raise Unsupported(f"{name} expects .approx or a rounding mode")
+        if not approx:
+            raise Unsupported(f"{name} expects .approx")
+    if ftz and t.name not in ("f32", "f64") and not (name == "ex2" and t.name.startswith("bf16")):
+        raise Unsupported(f".ftz is not allowed with {name}.{t.name}")
+    dt, _ = ELEM[t.name]
+    d, a = k.operands(ins, 2)
+    ra, w = _reader(k, a, t), _writer(k, d, t)
+    fn = _APPROX[name]
+
+    def run(m, s):
+        out = []
+        for x in ra(m, s):
+            x = np.asarray(x, dt)
+            if ftz:
+                x = flush(x, dt)
+            xf = x.astype(F64)
+            with np.errstate(all="ignore"):
+                if mode and name == "rcp":
+                    r = round_to(*quotient(np.ones_like(xf), xf), dt, mode)
+                elif mode:
+                    r = _sqrt(xf, dt, mode)
+                else:
+                    r = fn(xf).astype(dt)
+            out.append(flush(r, dt) if ftz else r)
+        w(m, s, out)
+    return run
+
+
+__all__ = ["FLOAT_TYPES", "compile_arith", "compile_minmax", "compile_negabs", "compute"]
