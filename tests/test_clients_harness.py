@@ -24,7 +24,7 @@ def _fn():                                   # stands in for a @triton.jit funct
 def _kernel(**changes) -> ClientKernel:
     fields = dict(name="k", language="triton", fn=_fn, signature={"a": "*fp16", "d": "tensordesc<fp16[64, 32]>",
                                                                   "n": "i32", "BLOCK": "constexpr"},
-                  constexprs={"BLOCK": 64}, make_case=lambda rng: None, families=("tcgen05.mma",))
+                  constexprs={"BLOCK": 64}, make_case=lambda rng: None, families=("mma",))
     fields.update(changes)
     return ClientKernel(**fields)
 

@@ -166,7 +166,7 @@ def test_errors_are_one_line_and_lose_nothing(add_files):
 def test_simulator_errors(tmp_path):
     (tmp_path / "two.ptx").write_text(TWO)
     _error(sim(tmp_path / "two.ptx", "--grid", "1", "--block", "1", cwd=tmp_path), "--kernel", "bump, table")
-    bad = ADD.replace("add.f32 %f1, %f1, %f2;", "add.rz.ftz.f32 %f1, %f1, %f2;\n    brx.idx %r1, tgts;")
+    bad = ADD.replace("add.f32 %f1, %f1, %f2;", "add.f32 %f1, %f1, %f2;\n    bar.red.popc.u32 %r1, 0, %p1;")
     (tmp_path / "bad.ptx").write_text(bad)
     _error(sim(tmp_path / "bad.ptx", "--grid", "1", "--block", "1", cwd=tmp_path), "UnimplementedError")
     (tmp_path / "loop.ptx").write_text(HEAD90 + ".visible .entry spin()\n{\nL:\n    bra.uni L;\n}\n")
