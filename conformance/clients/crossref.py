@@ -49,7 +49,7 @@ def digest(summary: dict) -> dict:
 def _base(spelling: str) -> str:
     """``tcgen05.wait::ld.sync.aligned`` -> ``tcgen05.wait::ld``; ``mbarrier.try_wait.parity...`` ->
     ``mbarrier.try_wait``."""
-    parts = spelling.split(".")
+    parts = spelling.split()[0].rstrip(";").split(".")
     return ".".join(parts[:2])
 
 
