@@ -29,6 +29,7 @@ import ptxsim.ops_tcgen05_cp  # noqa: F401
 import ptxsim.ops_tcgen05_ldst  # noqa: F401
 import ptxsim.ops_tcgen05_mma  # noqa: F401
 import ptxsim.ops_tensor  # noqa: F401
+import ptxsim.ops_tensormap  # noqa: F401
 from ptxsim import scheduler
 from ptxsim.compiler import KernelProgram
 from ptxsim.errors import SimError, UnimplementedError
