@@ -203,3 +203,23 @@ def test_swizzle_pairs():
     for atom, name in ((1, "128B_atom_32B"), (2, "128B_atom_32B_flip_8B"), (3, "128B_atom_64B"), (0, "128B")):
         raw = replace_field(raw, "swizzle_atomicity", atom)
         assert decode_tensormap(raw).swizzle == name
+
+
+def test_pointer_param_align_is_the_pointees():
+    """Triton: ``.param .u64 .ptr .global .align 1 p`` after a .u32: ``.align`` after ``.ptr`` is the
+    pointee's alignment, so the parameter keeps its natural 8-byte alignment."""
+    ptx = HEAD + """
+.visible .entry k(.param .u32 n, .param .u64 .ptr .global .align 1 out)
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<3>;
+    ld.param.u32 %r1, [n];
+    ld.param.u64 %rd1, [out];
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"""
+    dev = SimDevice()
+    out = dev.memory.alloc(4)
+    dev.run(dev.load(ptx), "k", [7, out], 1, 1)
+    assert dev.memory.read_array(out, 4).view(np.uint32)[0] == 7
