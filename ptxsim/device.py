@@ -21,6 +21,7 @@ import ptxsim.ops_bits  # noqa: F401
 import ptxsim.ops_bulk  # noqa: F401
 import ptxsim.ops_ctrl  # noqa: F401
 import ptxsim.ops_cvt  # noqa: F401
+import ptxsim.ops_f32x2  # noqa: F401
 import ptxsim.ops_mbarrier  # noqa: F401
 import ptxsim.ops_mem  # noqa: F401
 import ptxsim.ops_mma_sp  # noqa: F401

@@ -223,3 +223,83 @@ def test_pointer_param_align_is_the_pointees():
     out = dev.memory.alloc(4)
     dev.run(dev.load(ptx), "k", [7, out], 1, 1)
     assert dev.memory.read_array(out, 4).view(np.uint32)[0] == 7
+
+
+# -- packed f32 arithmetic (sm_100 .f32x2) -----------------------------------------------------------
+
+F32X2 = HEAD + """
+.visible .entry f32x2(.param .u64 in_ptr, .param .u64 out_ptr)
+.reqntid 64
+{
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<20>;
+    ld.param.u64 %rd1, [in_ptr];
+    ld.param.u64 %rd2, [out_ptr];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 24;
+    add.u64 %rd4, %rd1, %rd3;
+    ld.global.b64 %rd5, [%rd4];
+    ld.global.b64 %rd6, [%rd4+8];
+    ld.global.b64 %rd7, [%rd4+16];
+    add.f32x2 %rd8, %rd5, %rd6;
+    sub.rn.f32x2 %rd9, %rd5, %rd6;
+    mul.rn.f32x2 %rd10, %rd5, %rd6;
+    fma.rn.f32x2 %rd11, %rd5, %rd6, %rd7;
+    add.rz.ftz.f32x2 %rd12, %rd5, %rd6;
+    fma.rm.sat.f32x2 %rd13, %rd5, %rd6, %rd7;
+    mul.rp.f32x2 %rd14, %rd5, %rd6;
+    add.rn.f32 %r2, 0f3F800000, 0f40000000;
+    mov.b64 %rd15, {%r2, %r2};
+    mul.wide.u32 %rd16, %r1, 64;
+    add.u64 %rd17, %rd2, %rd16;
+    st.global.v4.b64 [%rd17], {%rd8, %rd9, %rd10, %rd11};
+    st.global.v4.b64 [%rd17+32], {%rd12, %rd13, %rd14, %rd15};
+    ret;
+}
+"""
+
+
+def test_f32x2_against_numpy_float32():
+    from fractions import Fraction
+
+    from tests.sim_ptx import run_kernel
+
+    rng = np.random.default_rng(5)
+    vals = (rng.standard_normal((64, 3, 2)) * np.exp2(rng.integers(-20, 20, (64, 3, 2)))).astype(np.float32)
+    vals[0, 0], vals[0, 1] = [1e-40, -3.0], [2.0, 3.0]                  # a subnormal (ftz) and an exact zero sum
+    vals[1, 0], vals[1, 1], vals[1, 2] = [0.5, np.inf], [0.5, 0.0], [0.25, 1.0]    # fma saturates; inf * 0 = NaN
+    dev = SimDevice()
+    src = dev.memory.alloc(vals.nbytes)
+    dev.memory.write(src, vals)
+    out = run_kernel(dev, F32X2, "f32x2", 64 * 16, block=(64, 1, 1), in_ptr=src).view(np.float32).reshape(64, 8, 2)
+    a, b, c = vals[:, 0], vals[:, 1], vals[:, 2]
+    same = lambda got, want: np.array_equal(got.view(np.uint32), np.asarray(want, np.float32).view(np.uint32))  # noqa: E731
+    assert same(out[:, 0], a + b) and same(out[:, 1], a - b) and same(out[2:, 2], a[2:] * b[2:])
+    assert np.isnan(out[1, 2, 1]) and out[1, 2, 1:].view(np.uint32)[0] == 0x7FFFFFFF   # canonical NaN
+    assert np.all(out[:, 7] == np.float32(3.0))                         # scalar add.rn.f32 still works
+
+    def exact(x, y, z=None):
+        e = Fraction(float(x)) * Fraction(float(y)) + (Fraction(float(z)) if z is not None else 0)
+        return e
+
+    for i in range(2, 64):                  # fma.rn: the exact value rounded once (f64 has the room here)
+        for j in range(2):
+            e = exact(a[i, j], b[i, j], c[i, j])
+            assert out[i, 3, j] == np.float32(float(e)) or abs(Fraction(float(out[i, 3, j])) - e) <= abs(
+                Fraction(float(np.float32(float(e)))) - e)
+            want = np.float32(float(e))      # rm: the largest f32 <= exact, then clamped to [0, 1]
+            if Fraction(float(want)) > e:
+                want = np.nextafter(want, np.float32(-np.inf))
+            assert out[i, 5, j] == np.clip(want, 0, 1)
+            p = Fraction(float(a[i, j])) * Fraction(float(b[i, j]))
+            up = np.float32(float(p))
+            if Fraction(float(up)) < p:
+                up = np.nextafter(up, np.float32(np.inf))
+            assert out[i, 6, j] == up        # mul.rp
+    assert out[0, 4, 0] == 2.0 and out[0, 4, 1] == 0.0 and not np.signbit(out[0, 4, 1])   # ftz input; +0
+    assert out[1, 5, 0] == 0.5 and out[1, 5, 1] == 0.0                   # sat: 0.5, NaN -> 0
+    s = a.astype(np.float64) + b.astype(np.float64)             # add.rz: truncate the f64 sum toward zero
+    r = s.astype(np.float32)
+    r = np.where(np.abs(r.astype(np.float64)) > np.abs(s), np.nextafter(r, np.float32(0)), r)
+    r = np.where(np.abs(r) < 2.0 ** -126, np.copysign(np.float32(0), r), r)
+    assert same(out[2:, 4], r[2:])
