@@ -22,6 +22,7 @@ import ptxsim.ops_bulk  # noqa: F401
 import ptxsim.ops_cp_async  # noqa: F401
 import ptxsim.ops_ctrl  # noqa: F401
 import ptxsim.ops_cvt  # noqa: F401
+import ptxsim.ops_f32x2  # noqa: F401
 import ptxsim.ops_float  # noqa: F401
 import ptxsim.ops_matrix  # noqa: F401
 import ptxsim.ops_mbarrier  # noqa: F401
@@ -32,6 +33,7 @@ import ptxsim.ops_tcgen05_cp  # noqa: F401
 import ptxsim.ops_tcgen05_ldst  # noqa: F401
 import ptxsim.ops_tcgen05_mma  # noqa: F401
 import ptxsim.ops_tensor  # noqa: F401
+import ptxsim.ops_tensormap  # noqa: F401
 from ptxsim import scheduler
 from ptxsim.compiler import KernelProgram
 from ptxsim.errors import SimError, UnimplementedError

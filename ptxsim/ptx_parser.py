@@ -282,12 +282,15 @@ class _Parser:
 
     def param(self) -> ParamDecl:
         self.expect(".param")
-        align, ptype = None, None
+        align, ptype, pointer = None, None, False
         while self.peek() is not None and self.peek().kind == "dot":
             tok = self.next()
             if tok.text == ".align":
-                align = self.expect_int()
+                n = self.expect_int()
+                if not pointer:            # `.ptr .space .align N`: the pointee's alignment, not the parameter's
+                    align = n
             elif tok.text in (".ptr", ".global", ".shared", ".const", ".local"):
+                pointer = pointer or tok.text == ".ptr"
                 continue
             else:
                 ptype = tok.text[1:]

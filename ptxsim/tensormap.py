@@ -25,7 +25,7 @@ Byte layout (little endian)::
     64     32    global strides in bytes of dims 1..4, 4 x u64 (unused 0)
     96     5     box dims minus 1, 5 x u8
     101    5     element strides minus 1, 5 x u8
-    106    18    zero
+    106    18    zero (tensormap.replace records a value the layout cannot hold here: field, ordinal, u64)
     124    4     CRC-32 (zlib) of bytes 0..123
 
 :func:`decode_tensormap` checks magic, version, CRC and re-validates every field with the same
@@ -263,6 +263,18 @@ def decode_tensormap(raw) -> TensorMap:
     if zlib.crc32(raw[:124]) != crc:
         raise ValueError(f"tensor map expects CRC-32 0x{zlib.crc32(raw[:124]):08x} of bytes 0..123, but got "
                          f"0x{crc:08x} (the map was modified after encoding)")
+    if raw[POISON:124] != bytes(124 - POISON):
+        field, ordinal, value = raw[POISON], raw[POISON + 1], struct.unpack_from("<Q", raw, POISON + 2)[0]
+        name = POISON_FIELDS[field] if field < len(POISON_FIELDS) else f"field {field}"
+        where = f"[{ordinal}]" if name in ORDINAL_FIELDS else ""
+        raise ValueError(f"tensor map {name}{where} was set by tensormap.replace to {value} (0x{value:x}), which its "
+                         "encoding cannot hold (box_dim and element_stride expect 1..256, rank 1..5, elemtype, "
+                         "interleave_layout, swizzle_mode, swizzle_atomicity and fill_mode their enum values)")
+    if sw >= len(SWIZZLES) and sw & 0x80:
+        mode, atom = (sw >> 3) & 0xF, sw & 7
+        raise ValueError(f"tensor map swizzle_mode {mode} with swizzle_atomicity {atom} (set by tensormap.replace) "
+                         "expects one of the CUtensorMapSwizzle combinations (mode 0..3 with atomicity 0, or mode 3 "
+                         "(128B) with atomicity 1 (32B), 2 (32B + 8B flip) or 3 (64B))")
     if not 1 <= rank <= 5:
         raise ValueError(f"tensor map rank expects 1..5, but got {rank}")
     for what, code, options in (("data type", dt, DTYPES), ("interleave", il, INTERLEAVES), ("swizzle", sw, SWIZZLES),
@@ -277,4 +289,102 @@ def decode_tensormap(raw) -> TensorMap:
                     L2_PROMOTIONS[l2], OOB_FILLS[oob])
 
 
-__all__ = ["DTYPES", "SWIZZLES", "SWIZZLE_SPAN", "TensorMap", "decode_tensormap", "tensormap_tiled", "validate"]
+# -- in-kernel edits (tensormap.replace) ----------------------------------------------------------
+#
+# ``tensormap.replace`` edits one field of a map in memory and nothing is validated until a copy
+# uses the map, so these helpers decode leniently (any 128 bytes without a valid header and CRC
+# are an all-zero, empty map), change raw fields and re-encode with magic, version and a fresh
+# CRC.  Values the byte layout cannot hold are recorded in the reserved bytes at ``POISON``
+# (field code, ordinal, u64 value), which :func:`decode_tensormap` reports.  A swizzle_mode /
+# swizzle_atomicity pair with no CUtensorMapSwizzle equivalent is stored as
+# ``0x80 | mode << 3 | atomicity`` in the swizzle byte (refused when decoded).
+
+POISON = 106
+POISON_FIELDS = ("none", "global_address", "rank", "box_dim", "global_dim", "global_stride", "element_stride",
+                 "elemtype", "interleave_layout", "swizzle_mode", "swizzle_atomicity", "fill_mode")
+ORDINAL_FIELDS = frozenset({"box_dim", "global_dim", "global_stride", "element_stride"})
+#: PTX ``.elemtype`` enum (PTX ISA "tensormap.replace": u8 u16 u32 s32 u64 s64 f16 f32 f32.ftz f64 bf16
+#: tf32 tf32.ftz b4x16 b4x16_p64 b6x16_p32) -> CUtensorMapDataType name; 8..10 differ from the
+#: driver's order (Triton: ``TMA_DTYPE_DEVICE_TO_HOST``)
+PTX_ELEMTYPES = ("uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "float32", "float32_ftz",
+                 "float64", "bfloat16", "tfloat32", "tfloat32_ftz", "16u4_align8b", "16u4_align16b", "16u6_align16b")
+#: (PTX swizzle_mode, swizzle_atomicity) -> CUtensorMapSwizzle code
+SWIZZLE_PAIRS = {(0, 0): 0, (1, 0): 1, (2, 0): 2, (3, 0): 3, (3, 1): 4, (3, 2): 5, (3, 3): 6}
+_PAIR_OF = {v: k for k, v in SWIZZLE_PAIRS.items()}
+
+
+def decode_raw(raw) -> bytearray:
+    """``raw`` as an editable 128-byte map: a copy if magic, version and CRC are valid, else all zeros
+    (the empty map).  No field is validated."""
+    raw = bytes(raw)
+    if (len(raw) == SIZE and raw[:8] == MAGIC and struct.unpack_from("<H", raw, 8)[0] == VERSION
+            and zlib.crc32(raw[:124]) == struct.unpack_from("<I", raw, 124)[0]):
+        return bytearray(raw)
+    return bytearray(SIZE)
+
+
+def encode_raw(buf: bytearray) -> bytes:
+    """The 128 bytes of an edited map: magic, version and a fresh CRC written, nothing validated."""
+    buf = bytearray(buf)
+    buf[:10] = MAGIC + struct.pack("<H", VERSION)
+    buf[124:] = struct.pack("<I", zlib.crc32(bytes(buf[:124])))
+    return bytes(buf)
+
+
+def replace_field(raw, field: str, value: int, ordinal: int = 0) -> bytes:
+    """``raw`` with one field replaced as ``tensormap.replace.tile.<field>`` does (PTX encodings:
+    ``rank`` is rank - 1, ``elemtype`` the PTX enum, box/dims/element strides their values,
+    ``global_stride`` bytes of dimension ``ordinal + 1``; ordinals innermost first).  Raises
+    ValueError for an ordinal out of range; unrepresentable values are recorded (see above)."""
+    buf = decode_raw(raw)
+    value = int(value)
+    code = POISON_FIELDS.index(field)
+    limit = 4 if field == "global_stride" else 5
+    if field in ORDINAL_FIELDS and not 0 <= ordinal < limit:
+        raise ValueError(f"tensormap.replace.{field} expects an ordinal 0..{limit - 1}, but got {ordinal}")
+    bad = False
+    if field == "global_address":
+        struct.pack_into("<Q", buf, 16, value)
+    elif field == "rank":
+        bad = not 0 <= value < 255
+        if not bad:
+            buf[11] = value + 1
+    elif field == "global_dim":
+        struct.pack_into("<Q", buf, 24 + 8 * ordinal, value)
+    elif field == "global_stride":
+        struct.pack_into("<Q", buf, 64 + 8 * ordinal, value)
+    elif field in ("box_dim", "element_stride"):
+        bad = not 1 <= value <= 256
+        if not bad:
+            buf[(96 if field == "box_dim" else 101) + ordinal] = value - 1
+    elif field == "elemtype":
+        bad = not 0 <= value < len(PTX_ELEMTYPES)
+        if not bad:
+            buf[10] = DTYPE_CODE[PTX_ELEMTYPES[value]]
+    elif field in ("interleave_layout", "fill_mode"):
+        bad = not 0 <= value < 128
+        if not bad:
+            buf[12 if field == "interleave_layout" else 15] = value
+    elif field in ("swizzle_mode", "swizzle_atomicity"):
+        sw = buf[13]
+        mode, atom = _PAIR_OF[sw] if sw in _PAIR_OF else (((sw >> 3) & 0xF, sw & 7) if sw & 0x80 else (sw, 0))
+        if field == "swizzle_mode":
+            bad = not 0 <= value < 16
+            mode = value if not bad else mode
+        else:
+            bad = not 0 <= value < 8
+            atom = value if not bad else atom
+        buf[13] = SWIZZLE_PAIRS.get((mode, atom), 0x80 | mode << 3 | atom)
+    else:
+        raise ValueError(f"tensormap.replace field {field!r} is not one of {', '.join(POISON_FIELDS[1:])}")
+    if bad:
+        if buf[POISON] == 0:
+            buf[POISON], buf[POISON + 1] = code, ordinal
+            struct.pack_into("<Q", buf, POISON + 2, value & ((1 << 64) - 1))
+    elif buf[POISON] == code and buf[POISON + 1] == ordinal:
+        buf[POISON:124] = bytes(124 - POISON)
+    return encode_raw(buf)
+
+
+__all__ = ["DTYPES", "SWIZZLES", "SWIZZLE_SPAN", "TensorMap", "decode_raw", "decode_tensormap", "encode_raw",
+           "replace_field", "tensormap_tiled", "validate"]
