@@ -41,9 +41,49 @@ def _type_words(q) -> tuple[str, str]:
     return found[0], found[1]
 
 
+def _round_tf32(bits: np.ndarray, rnd: str, satfinite: bool, relu: bool) -> np.ndarray:
+    """f32 bits -> tf32 in a 32-bit container (low 13 mantissa bits zero), PTX ISA §9.7.8.21 cvt:
+    ``.rna`` ties away from zero, ``.rn`` ties to even, ``.rz`` truncates; a carry out of the
+    mantissa overflows into the exponent (to infinity past the largest finite value).  NaN gives
+    the canonical NaN 0x7FFFFFFF (simulator choice); ``.satfinite`` clamps infinities to the
+    largest finite tf32 0x7F7FE000 with the sign; ``.relu`` turns negative results into +0."""
+    x = bits.astype(np.uint64)
+    sign, mag = x & 0x80000000, x & 0x7FFFFFFF
+    nan = mag > 0x7F800000
+    inf = mag == 0x7F800000
+    if rnd == "rna":
+        mag = mag + 0x1000
+    elif rnd == "rn":
+        mag = mag + 0xFFF + ((mag >> 13) & 1)
+    mag = np.where(inf, mag & 0x7FFFFFFF, mag) & 0x7FFFE000
+    mag = np.minimum(mag, 0x7F800000)
+    if satfinite:
+        mag = np.where(mag == 0x7F800000, 0x7F7FE000, mag)
+    out = sign | mag
+    if relu:
+        out = np.where(sign != 0, 0, out)
+    return np.where(nan, 0x7FFFFFFF, out).astype(np.uint32)
+
+
+def _cvt_tf32(ins, q, k, rnd: str | None):
+    """``cvt{.rna,.rn,.rz}{.relu}{.satfinite}.tf32.f32 d, a`` (the tf32 result in a .b32 register)."""
+    relu, satfinite = q.flag("relu"), q.flag("satfinite")
+    if q.take("tf32") is None or q.take("f32") is None:
+        raise Unsupported("cvt to .tf32 expects .tf32.f32")
+    if rnd not in ("rna", "rn", "rz"):
+        raise Unsupported(f"cvt.tf32.f32 expects .rna, .rn or .rz, but got {rnd and '.' + rnd}")
+    if rnd == "rna" and relu:
+        raise Unsupported("cvt.rna.tf32.f32 takes no .relu")
+    ops = _ops(k, ins, 2)
+    ra, w = k.reader(ops[1], TYPES["b32"]), k.writer(ops[0], TYPES["b32"])
+    return lambda m, s: w(m, s, _round_tf32(np.asarray(ra(m, s), dtype=np.uint32), rnd, satfinite, relu))
+
+
 @opcode("cvt")
 def compile_cvt(ins, q, k):
     rnd = q.take("rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna")
+    if "tf32" in ins.parts:
+        return _cvt_tf32(ins, q, k, rnd)
     sat = q.flag("sat")
     satfinite = q.flag("satfinite")
     relu = q.flag("relu")

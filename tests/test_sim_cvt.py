@@ -213,3 +213,49 @@ def test_hand_checked_bit_patterns():
 def test_kernel_assembles():
     result = assemble(kernel(), "sm_100a")
     assert result.returncode == 0, result.stderr
+
+
+TF32 = HEAD + """
+.visible .entry tf32(.param .u64 in_ptr, .param .u64 out_ptr)
+{
+    .reg .b32 %x, %r<4>;
+    .reg .b64 %a, %o, %t;
+    .reg .u32 %tid;
+    ld.param.u64 %a, [in_ptr];
+    ld.param.u64 %o, [out_ptr];
+    mov.u32 %tid, %tid.x;
+    mul.wide.u32 %t, %tid, 4;
+    add.u64 %a, %a, %t;
+    ld.global.b32 %x, [%a];
+    cvt.rna.tf32.f32 %r0, %x;
+    cvt.rn.tf32.f32 %r1, %x;
+    cvt.rz.tf32.f32 %r2, %x;
+    cvt.rna.satfinite.tf32.f32 %r3, %x;
+    mul.wide.u32 %t, %tid, 16;
+    add.u64 %o, %o, %t;
+    st.global.v4.b32 [%o], {%r0, %r1, %r2, %r3};
+    ret;
+}
+"""
+
+
+def test_cvt_to_tf32_rounding_modes():
+    """PTX ISA cvt (§9.7.8.21): f32 -> tf32 keeps 10 mantissa bits in a 32-bit container; .rna ties
+    away from zero, .rn ties to even, .rz truncates, .satfinite clamps to the largest finite tf32
+    (Triton's tf32x3 splits an f32 with cvt.rna.tf32.f32).  Expected bits worked out by hand."""
+    rows = [  # input bits: (rna, rn, rz, rna.satfinite)
+        (0x3F801000, (0x3F802000, 0x3F800000, 0x3F800000, 0x3F802000)),   # exact tie, even below
+        (0x3F803000, (0x3F804000, 0x3F804000, 0x3F802000, 0x3F804000)),   # exact tie, odd below
+        (0xBF801001, (0xBF802000, 0xBF802000, 0xBF800000, 0xBF802000)),   # above the tie, negative
+        (0x3F800FFF, (0x3F800000, 0x3F800000, 0x3F800000, 0x3F800000)),   # below the tie
+        (0x7F7FF000, (0x7F800000, 0x7F800000, 0x7F7FE000, 0x7F7FE000)),   # carry to infinity
+        (0xFF800000, (0xFF800000, 0xFF800000, 0xFF800000, 0xFF7FE000)),   # -inf
+        (0x7FC00001, (0x7FFFFFFF,) * 4),                                    # NaN: canonical
+        (0x00001FFF, (0x00002000, 0x00002000, 0x00000000, 0x00002000)),   # subnormal
+    ]
+    dev = SimDevice()
+    data = np.array([r[0] for r in rows], np.uint32)
+    ptr = dev.memory.alloc(data.nbytes)
+    dev.memory.write(ptr, data)
+    out = run_kernel(dev, TF32, "tf32", 4 * len(rows), block=(len(rows), 1, 1), in_ptr=ptr).reshape(-1, 4)
+    assert [tuple(int(v) for v in row) for row in out] == [r[1] for r in rows]
