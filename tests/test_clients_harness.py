@@ -152,3 +152,24 @@ def test_cuda_adapter_encodes_tensor_maps_with_the_driver():
     assert name == "cuTensorMapEncodeTiled" and args[1] == 9 and args[2].value == 2
     assert list(args[4]) == [64, 32] and list(args[5]) == [128] and list(args[6]) == [64, 16]
     assert args[8:] == (0, 3, 2, 0)
+
+
+def test_without_triton_the_tier_skips_with_a_reason(monkeypatch):
+    import importlib
+
+    real = importlib.import_module
+
+    def no_triton(name, *a, **kw):
+        if name == "triton":
+            raise ImportError("No module named 'triton'")
+        return real(name, *a, **kw)
+
+    monkeypatch.setattr(build.importlib, "import_module", no_triton)
+    assert "pip install -e '.[clients]'" in build.triton_or_skip_reason()
+    monkeypatch.setattr(build.importlib, "import_module", lambda name: SimpleNamespace(__version__="3.8.0"))
+    assert "pinned to triton==3.9.0, found 3.8.0" in build.triton_or_skip_reason()
+
+
+def test_families_come_from_the_vocabulary():
+    with pytest.raises(ValueError, match="families expects names from mma, .*but got \\['tcgen05.mma'\\]"):
+        _kernel(families=("tcgen05.mma",))
