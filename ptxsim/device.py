@@ -22,7 +22,6 @@ import ptxsim.ops_bulk  # noqa: F401
 import ptxsim.ops_cp_async  # noqa: F401
 import ptxsim.ops_ctrl  # noqa: F401
 import ptxsim.ops_cvt  # noqa: F401
-import ptxsim.ops_f32x2  # noqa: F401
 import ptxsim.ops_float  # noqa: F401
 import ptxsim.ops_matrix  # noqa: F401
 import ptxsim.ops_mbarrier  # noqa: F401

@@ -1,12 +1,14 @@
 """Floating-point arithmetic on f32/f64 and half precision (PTX ISA §9.7.3 floating point,
 §9.7.4 half precision): add sub mul fma/mad div min max neg abs on ``.f32 .f64 .f16 .f16x2
-.bf16 .bf16x2``, and ex2 lg2 rcp sqrt rsqrt sin cos tanh.
+.bf16 .bf16x2``, add sub mul fma on the packed ``.f32x2`` of sm_100 (two f32 in a .b64, element 0
+in the low half; the modes and qualifiers of .f32, ``fma`` with an explicit rounding mode), and
+ex2 lg2 rcp sqrt rsqrt sin cos tanh.
 
 Rounding: every ``.rn/.rz/.rm/.rp`` result is correctly rounded (``ptxsim.float_round``: exact
 float64 sums/products plus the sign of the remaining error, then one rounding to the target).
 ``fma.f64`` is exact through Fractions (``.rn`` only).  ``.ftz`` flushes subnormal inputs and
 results to zero of the same sign; ``.sat`` clamps to [0, 1] (NaN -> +0); ``.relu`` clamps
-negative results to +0 (NaN -> canonical NaN).  Packed ``x2`` types compute each 16-bit half
+negative results to +0 (NaN -> canonical NaN).  Packed ``x2`` types compute each element
 independently (element 0 in the low half).
 
 Approximations (``.approx``, ``div.full``): computed in float64 and rounded to nearest even in
@@ -28,11 +30,12 @@ from ptxsim.registry import Unsupported, opcode
 F64 = np.float64
 BF16 = ml_dtypes.bfloat16
 ELEM = {"f32": (np.float32, 1), "f64": (np.float64, 1), "f16": (np.float16, 1), "bf16": (BF16, 1),
-        "f16x2": (np.float16, 2), "bf16x2": (BF16, 2)}
+        "f16x2": (np.float16, 2), "bf16x2": (BF16, 2), "f32x2": (np.float32, 2)}
 FLOAT_TYPES = tuple(ELEM)
 CANONICAL_NAN = {np.dtype(np.float32): 0x7FFFFFFF, np.dtype(np.float16): 0x7FFF, np.dtype(BF16): 0x7FFF,
                  np.dtype(np.float64): 0x7FFFFFFFFFFFFFFF}
-B32 = TYPES["b32"]
+#: packed pairs: (container type, unsigned dtype of one element's bits)
+_PACKED = {2: (TYPES["b32"], np.uint16), 4: (TYPES["b64"], np.uint32)}
 
 
 def canonical_nan(dt):
@@ -45,11 +48,13 @@ def _reader(k, op, t):
     if lanes == 1:
         r = k.reader(op, t)
         return lambda m, s: [np.asarray(r(m, s), dtype=dt)]
-    r = k.reader(op, B32)
+    container, udt = _PACKED[np.dtype(dt).itemsize]
+    r = k.reader(op, container)
+    shift, mask = container.dtype(8 * np.dtype(dt).itemsize), container.dtype(np.iinfo(udt).max)
 
     def read(m, s):
-        raw = np.asarray(r(m, s)).astype(np.uint32)
-        return [(raw & np.uint32(0xFFFF)).astype(np.uint16).view(dt), (raw >> np.uint32(16)).astype(np.uint16).view(dt)]
+        raw = np.asarray(r(m, s)).astype(container.dtype)
+        return [(raw & mask).astype(udt).view(dt), (raw >> shift).astype(udt).view(dt)]
     return read
 
 
@@ -58,11 +63,13 @@ def _writer(k, op, t):
     if lanes == 1:
         w = k.writer(op, t)
         return lambda m, s, v: w(m, s, np.asarray(v[0], dtype=dt))
-    w = k.writer(op, B32)
+    container, udt = _PACKED[np.dtype(dt).itemsize]
+    w = k.writer(op, container)
+    shift = container.dtype(8 * np.dtype(dt).itemsize)
 
     def write(m, s, v):
-        lo, hi = (np.asarray(x, dtype=dt).view(np.uint16).astype(np.uint32) for x in v)
-        w(m, s, lo | (hi << np.uint32(16)))
+        lo, hi = (np.asarray(x, dtype=dt).view(udt).astype(container.dtype) for x in v)
+        w(m, s, lo | (hi << shift))
     return write
 
 
@@ -78,9 +85,16 @@ def _post(r, dt, ftz: bool, sat: bool, relu: bool):
     return r
 
 
+def _packed_f32_op(t, op: str) -> None:
+    """``.f32x2`` (sm_100) exists for add, sub, mul and fma only."""
+    if t.name == "f32x2" and op not in ("add", "sub", "mul", "fma"):
+        raise Unsupported(f"{op}.f32x2 expects add, sub, mul or fma (.f32x2 exists for those only)")
+
+
 def _modes(q, t, op):
     """(rounding mode, ftz, sat, relu) with the ISA's restrictions per type."""
     name = t.name
+    _packed_f32_op(t, op)
     approx = q.flag("approx") if op in ("div",) else False
     full = q.flag("full") if op == "div" else False
     mode = q.take("rn", "rz", "rm", "rp")
@@ -89,16 +103,18 @@ def _modes(q, t, op):
     relu = q.flag("relu")
     if (approx or full) and (name != "f32" or mode):
         raise Unsupported("div.approx/.full expect .f32 and no rounding mode")
-    if ftz and name not in ("f32", "f16", "f16x2"):
+    if ftz and name not in ("f32", "f32x2", "f16", "f16x2"):
         raise Unsupported(f".ftz is not allowed with .{name}")
-    if sat and name not in ("f32", "f16", "f16x2"):
+    if sat and name not in ("f32", "f32x2", "f16", "f16x2"):
         raise Unsupported(f".sat is not allowed with .{name}")
     if relu and (op != "fma" or name not in ("f16", "f16x2", "bf16", "bf16x2") or sat):
         raise Unsupported(".relu is allowed on fma.rn with half types only (without .sat)")
-    if name not in ("f32", "f64") and mode not in (None, "rn"):
+    if name not in ("f32", "f32x2", "f64") and mode not in (None, "rn"):
         raise Unsupported(f"rounding mode .{mode} is not allowed with .{name} (only .rn)")
     if op == "div" and name == "f32" and not (approx or full or mode):
         raise Unsupported("div.f32 expects .approx, .full or a rounding mode")
+    if op == "fma" and name == "f32x2" and mode is None:
+        raise Unsupported("fma.f32x2 expects a rounding mode (.rn .rz .rm .rp)")
     if op == "fma" and name == "f64" and mode not in (None, "rn"):
         raise Unsupported(f"fma.{mode}.f64 is not modelled (only .rn)")
     return mode or "rn", ftz, sat, relu
@@ -134,6 +150,9 @@ def compile_arith(ins, q, k, op: str, t):
     """add/sub/mul/fma/mad/div on a float type (called by ``ops_alu``)."""
     mode, ftz, sat, relu = _modes(q, t, op)
     dt, _ = ELEM[t.name]
+    # .f32x2 results carry the canonical NaN 0x7FFFFFFF (as NVIDIA GPUs produce); the scalar types
+    # keep the NaN the float64 computation gives, as they did before .f32x2 joined this path.
+    canonical = t.name == "f32x2"
     n = 4 if op == "fma" else 3
     ops = k.operands(ins, n)
     readers = [_reader(k, o, t) for o in ops[1:]]
@@ -147,7 +166,8 @@ def compile_arith(ins, q, k, op: str, t):
             if ftz:
                 xs = [flush(x, dt) for x in xs]
             xs = [np.asarray(x).astype(F64) for x in xs]
-            out.append(_post(compute(op, xs, dt, mode), dt, ftz, sat, relu))
+            r = _post(compute(op, xs, dt, mode), dt, ftz, sat, relu)
+            out.append(np.where(np.isnan(r), canonical_nan(dt), r).astype(dt) if canonical else r)
         w(m, s, out)
     return run
 
@@ -155,6 +175,7 @@ def compile_arith(ins, q, k, op: str, t):
 def compile_minmax(ins, q, k, is_min: bool, t):
     """min/max on float types: NaN inputs ignored (``.NaN``: any NaN gives the canonical NaN);
     -0 orders below +0."""
+    _packed_f32_op(t, "min" if is_min else "max")
     nan_mode = q.flag("NaN")
     ftz = q.flag("ftz")
     if q.flag("xorsign") or q.flag("abs"):
@@ -198,6 +219,7 @@ def compile_minmax(ins, q, k, is_min: bool, t):
 
 
 def compile_negabs(ins, q, k, neg: bool, t):
+    _packed_f32_op(t, "neg" if neg else "abs")
     ftz = q.flag("ftz")
     if ftz and t.name not in ("f32", "f16", "f16x2"):
         raise Unsupported(f".ftz is not allowed with .{t.name}")

@@ -86,6 +86,7 @@ def _build() -> dict[str, PtxType]:
     # packed pairs: stored as their raw bits
     types["f16x2"] = PtxType("f16x2", "b", 32)
     types["bf16x2"] = PtxType("bf16x2", "b", 32)
+    types["f32x2"] = PtxType("f32x2", "b", 64)
     return types
 
 
