@@ -118,6 +118,16 @@ def _check_warps(m, s, what):
     return starts
 
 
+def _warp_rows(m, s, addr, nrows: int, space: str, what: str):
+    """(first thread of each warp, flat shared-memory offset of each of its ``nrows`` rows): row
+    ``r`` of a warp's matrices is at the address thread ``r`` of that warp supplies."""
+    starts = _check_warps(m, s, what)
+    a = np.broadcast_to(np.asarray(addr(m, s), dtype=np.uint64), (s.n,))
+    rsel = _row_sel(m, s, starts, nrows)
+    ra = a[(starts[:, None] + np.arange(nrows)[None, :]).reshape(-1)]
+    return starts, _shared_rows(m, rsel, ra, space, what)
+
+
 @opcode("ldmatrix")
 def compile_ldmatrix(ins, q, k):
     shape, num, trans, space = _common(ins, q, k, "ldmatrix")
@@ -147,11 +157,7 @@ def compile_ldmatrix(ins, q, k):
     what = ins.opcode
 
     def run(m, s):
-        starts = _check_warps(m, s, what)
-        a = np.broadcast_to(np.asarray(addr(m, s), dtype=np.uint64), (s.n,))
-        rsel = _row_sel(m, s, starts, nrows)
-        ra = a[(starts[:, None] + np.arange(nrows)[None, :]).reshape(-1)]
-        flat = _shared_rows(m, rsel, ra, space, what)
+        starts, flat = _warp_rows(m, s, addr, nrows, space, what)
         data = m.smem[flat[:, None] + np.arange(ROW)[None, :]]            # (warps*nrows, 16)
         if src_fmt is not None:
             data = widen(data, src_fmt)
@@ -180,12 +186,8 @@ def compile_stmatrix(ins, q, k):
     what = ins.opcode
 
     def run(m, s):
-        starts = _check_warps(m, s, what)
+        starts, flat = _warp_rows(m, s, addr, nrows, space, what)
         regs = np.stack([np.broadcast_to(np.asarray(rd(m, s)).astype(np.uint32), (s.n,)) for rd in readers], axis=1)
-        a = np.broadcast_to(np.asarray(addr(m, s), dtype=np.uint64), (s.n,))
-        rsel = _row_sel(m, s, starts, nrows)
-        ra = a[(starts[:, None] + np.arange(nrows)[None, :]).reshape(-1)]
-        flat = _shared_rows(m, rsel, ra, space, what)
         rbytes = np.ascontiguousarray(regs).view(np.uint8).reshape(starts.size, 32, nregs, 4)
         data = np.zeros((starts.size, nrows * ROW), dtype=np.uint8)
         for w in range(starts.size):
