@@ -20,6 +20,7 @@ import numpy as np
 import triton
 import triton.language as tl
 
+from conformance.clients.kernels_dot import Shape
 from conformance.clients.model import Case, ClientKernel, Desc, In, Out, Scalar
 
 
@@ -103,16 +104,6 @@ def _scales(rng, shape, nvfp4: bool):
     if nvfp4:
         return values.astype(ml_dtypes.float8_e4m3fn).view(np.uint8), values
     return (np.log2(values) + 127).astype(np.uint8), values
-
-
-@dataclass(frozen=True)
-class Shape:
-    M: int
-    N: int
-    K: int
-    BM: int
-    BN: int
-    BK: int
 
 
 def scaled_config(name: str, a_fmt: str, b_fmt: str, s: Shape, *, nvfp4=False, b_kmajor=False, tma=False,
