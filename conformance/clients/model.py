@@ -108,6 +108,13 @@ class ClientKernel:
         if not self.families or unknown:
             raise ValueError(f"{self.name}: families expects names from {', '.join(FAMILIES)}, but got {unknown or '()'}")
 
+    def case(self) -> Case:
+        """The case every runner uses: inputs seeded by ``crc32(name)`` (``generators.inputs.seed_of``),
+        so a failure's reproduce line reruns the same inputs."""
+        from generators.inputs import seed_of
+
+        return self.make_case(np.random.default_rng(seed_of(self.name)))
+
     @property
     def section(self) -> str:
         return f"clients:{self.families[0]}"
