@@ -50,7 +50,7 @@ def _array_bytes(a: np.ndarray) -> bytes:
     return np.ascontiguousarray(a).tobytes()
 
 
-def tensor_map(device, desc: Desc, address: int, data_shape, itemsize: int, meta: dict) -> bytes:
+def tensor_map(device, address: int, data_shape, meta: dict) -> bytes:
     """The descriptor's 128-byte map as Triton's ``fill_tma_descriptor_tiled`` builds it."""
     shape = list(data_shape)
     rank = len(shape)
@@ -107,13 +107,13 @@ def run_case(device, kernel: ClientKernel, compiled: Compiled, case: Case, modul
                 if meta is None:
                     raise ValueError(f"{kernel.name}: a tensor descriptor argument needs Triton's tensordesc_meta")
                 if arg.out is not None:
-                    shape, itemsize = arg.out.shape, np.dtype(arg.out.dtype).itemsize
-                    ptr = alloc(int(np.prod(shape)) * itemsize)
+                    shape = arg.out.shape
+                    ptr = alloc(int(np.prod(shape)) * np.dtype(arg.out.dtype).itemsize)
                     outputs.append((arg.out, ptr))
                 else:
-                    shape, itemsize = arg.data.shape, arg.data.itemsize
+                    shape = arg.data.shape
                     ptr = alloc(arg.data.nbytes, _array_bytes(arg.data))
-                params.append(tensor_map(device, arg, ptr, shape, itemsize, meta))
+                params.append(tensor_map(device, ptr, shape, meta))
                 params.extend(int(s) for s in shape)
                 params.extend(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
             else:
