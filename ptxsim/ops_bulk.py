@@ -30,9 +30,13 @@ ALIGN = 16
 
 @dataclass
 class BulkCopy:
-    dst: int               # flat byte index into the machine's shared memory
+    """One asynchronous copy into shared memory (``cp.async.bulk``, and the tensor loads of
+    :mod:`ptxsim.ops_tensor`): ``data`` lands at each destination, then each mbarrier gets
+    ``complete_tx`` of its size."""
+
+    dsts: list             # per destination: a slice or flat byte indices into the machine's shared memory
     data: np.ndarray       # uint8 source bytes, read at issue
-    mbar: int              # uint64 word index of the mbarrier object
+    mbars: list[int]       # uint64 word index of each destination's mbarrier object
     instr: object
 
 
@@ -48,9 +52,10 @@ class BulkEngine:
         if not self.pending:
             return False
         c = self.pending.pop(0)
-        m.smem[c.dst:c.dst + c.data.size] = c.data
+        for dst in c.dsts:
+            m.smem[dst] = c.data
         m.epoch += 1
-        signal(m, np.array([c.mbar]), 0, -int(c.data.size), "complete_tx", c.instr)
+        signal(m, np.array(c.mbars, dtype=np.int64), 0, -int(c.data.size), "complete_tx", c.instr)
         return True
 
 
@@ -89,7 +94,8 @@ def compile_bulk(ins, q, k):
                 raise MemoryFault(f"cp.async.bulk of {size_j} bytes at shared address 0x{int(da[j]):x} runs past the "
                                   f"CTA's {m.smem_bytes} bytes of shared memory")
             data = m.gmem.gather(sa[j] + np.arange(size_j, dtype=np.uint64), 8, "cp.async.bulk source")
-            eng.pending.append(BulkCopy(int(flat[j]), data.astype(np.uint8), int(mwords[j]), ins))
+            dst = int(flat[j])
+            eng.pending.append(BulkCopy([slice(dst, dst + data.size)], data.astype(np.uint8), [int(mwords[j])], ins))
         m.epoch += 1
     return run
 

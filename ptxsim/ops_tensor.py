@@ -29,7 +29,8 @@ swizzled box's inner dimension must fill the swizzle span exactly (how the hardw
 narrower rows is not documented precisely; refused, never guessed).  Interleaved maps and the
 packed sub-byte types are refused when copied.
 
-Timing is that of :mod:`ptxsim.ops_bulk`: the global source is read at issue; shared memory is
+Loads land through :mod:`ptxsim.ops_bulk`'s queue, in issue order with the other bulk copies: the
+global source is read at issue; shared memory is
 written and ``complete_tx`` of the whole box's bytes (OOB-filled elements included) signalled
 only when no thread can progress otherwise.  ``.multicast::cluster``: the box lands at the same
 CTA-relative offset in every CTA of ``ctaMask``, each signalling the mbarrier at the same offset
@@ -44,13 +45,13 @@ still queued when the thread exits is performed then.  Out-of-bound elements are
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ptxsim.errors import MemoryFault, SimError
 from ptxsim.memory import PARAM_WINDOW, SHARED_BASE, SHARED_WINDOW, WINDOW_SIZE
-from ptxsim.ops_mbarrier import MbarrierState, signal, words
+from ptxsim.ops_bulk import BulkCopy
+from ptxsim.ops_bulk import engine as bulk_engine
+from ptxsim.ops_mbarrier import MbarrierState, words
 from ptxsim.ops_mem import state_address
 from ptxsim.ptx_ast import Addr, TensorRef
 from ptxsim.ptx_types import TYPES
@@ -209,33 +210,14 @@ def _gather_box(m, t: TensorMap, coords) -> np.ndarray:
 
 # -- asynchronous landing ----------------------------------------------------------------------
 
-@dataclass
-class TensorLoad:
-    flat: list[np.ndarray]     # per destination CTA: flat byte indices into m.smem
-    data: np.ndarray           # uint8 box bytes, read at issue
-    mbars: list[int]           # uint64 word index of each destination's mbarrier
-    instr: object
-
-
 class TensorEngine:
-    """Tensor loads issued and not yet landed (oldest first); queued stores per thread."""
+    """Queued tensor stores per thread (loads land through :class:`ptxsim.ops_bulk.BulkEngine`,
+    in issue order with the other bulk copies)."""
 
     def __init__(self, m) -> None:
-        self.pending: list[TensorLoad] = []
         self.groups: dict[int, list[list]] = {}      # thread -> committed groups (lists of closures)
         self.open: dict[int, list] = {}              # thread -> operations not yet committed
-        m.progress_hooks.append(self.land_one)
         m.exit_hooks.append(self.flush_exited)
-
-    def land_one(self, m) -> bool:
-        if not self.pending:
-            return False
-        c = self.pending.pop(0)
-        for flat in c.flat:
-            m.smem[flat] = c.data
-        m.epoch += 1
-        signal(m, np.array(c.mbars, dtype=np.int64), 0, -int(c.data.size), "complete_tx", c.instr)
-        return True
 
     def flush_exited(self, m, s) -> None:
         for t in s.idx.tolist():
@@ -289,7 +271,7 @@ def compile_tensor(ins, q, k):
         _, mwords = words(m, s, dst, ma, f"{what} mbarrier", write=False)
         dflat = m.shared_index(s, da, 16, f"{what} destination", cluster=cluster)
         masks = np.broadcast_to(np.asarray(rmask(m, s)).astype(np.int64), (s.n,)) if multicast else None
-        eng = engine(m)
+        loads = bulk_engine(m)
         inited = m.extension("mbarrier", MbarrierState).initialised
         for j in range(s.n):
             t = _decode(m, maps[j], ins)
@@ -299,7 +281,7 @@ def compile_tensor(ins, q, k):
             layout = _shared_layout(m, t, d_off + SHARED_BASE, what) - SHARED_BASE
             data = _gather_box(m, t, coords[j])
             if not multicast:
-                eng.pending.append(TensorLoad([d_cta * m.smem_bytes + layout], data, [int(mwords[j])], ins))
+                loads.pending.append(BulkCopy([d_cta * m.smem_bytes + layout], data, [int(mwords[j])], ins))
                 continue
             first = int(m.cluster_first_cta(np.array([m.cta_of[s.idx[j]]]))[0])
             mask = int(masks[j]) & 0xFFFF
@@ -315,7 +297,7 @@ def compile_tensor(ins, q, k):
                                    f"0x{m_off + SHARED_BASE:x} of cluster rank {target}")
                 flats.append((first + r) * m.smem_bytes + layout)
                 mbars.append(word)
-            eng.pending.append(TensorLoad(flats, data, mbars, ins))
+            loads.pending.append(BulkCopy(flats, data, mbars, ins))
         m.epoch += 1
     return run
 
