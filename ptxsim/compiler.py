@@ -47,6 +47,17 @@ def _layout(decls, base: int) -> tuple[dict[str, int], int]:
     return offsets, top
 
 
+def param_value_bytes(p, value) -> bytes:
+    """The bytes of one ``.param`` value: ``bytes`` of exactly the declared size for arrays, else
+    an int or float stored in the declared type (little-endian)."""
+    size = _size_of(p.type, p.count)
+    if isinstance(value, (bytes, bytearray)):
+        if len(value) != size:
+            raise ValueError(f"parameter {p.name} expects {size} bytes, but got {len(value)}")
+        return bytes(value)
+    return np.array(TYPES[p.type].scalar(value)).tobytes()
+
+
 class KernelProgram:
     """A compiled kernel: ``code`` (one :class:`Op` per instruction) plus its symbol tables."""
 
@@ -166,14 +177,8 @@ class KernelProgram:
             raise ValueError(f"kernel {self.name} expects {len(params)} parameters, but got {len(values)}")
         buf = bytearray(self.param_bytes)
         for p, v in zip(params, values, strict=True):
-            off, ptype, size = self.param_layout[p.name]
-            if isinstance(v, (bytes, bytearray)):
-                if len(v) != size:
-                    raise ValueError(f"parameter {p.name} expects {size} bytes, but got {len(v)}")
-                buf[off:off + size] = v
-            else:
-                t = TYPES[ptype]
-                buf[off:off + size] = np.array(t.scalar(v)).tobytes()
+            off, _, size = self.param_layout[p.name]
+            buf[off:off + size] = param_value_bytes(p, v)
         return bytes(buf)
 
     # -- compile ------------------------------------------------------------------------------

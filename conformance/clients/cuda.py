@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ptxsim.compiler import param_value_bytes
 from ptxsim.ptx_parser import parse_ptx
 
 _DTYPES = {"uint8": 0, "uint16": 1, "uint32": 2, "int32": 3, "uint64": 4, "int64": 5, "float16": 6, "float32": 7,
@@ -27,8 +28,6 @@ _INTERLEAVES = {"none": 0, "16B": 1, "32B": 2}
 _L2 = {"none": 0, "64B": 1, "128B": 2, "256B": 3}
 _OOB = {"none": 0, "nan_request_zero_fma": 1}
 _CLUSTER_DIMENSION = 4                      # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-_TYPE_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "b32": 4, "u32": 4, "s32": 4,
-               "f32": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "pred": 1}
 
 
 class _Attr(ctypes.Structure):
@@ -42,21 +41,10 @@ class _Config(ctypes.Structure):
 
 def param_blobs(ptx_params, values) -> list[bytes]:
     """One little-endian blob per kernel parameter, as ``cuLaunchKernelEx``'s ``kernelParams``
-    points at them (ints by the declared width, floats by type, ``bytes`` for ``.b8`` arrays)."""
+    points at them (the simulator's own per-parameter packing, ``ptxsim.compiler.param_value_bytes``)."""
     if len(ptx_params) != len(values):
         raise ValueError(f"kernel expects {len(ptx_params)} parameters, but got {len(values)}")
-    blobs = []
-    for p, v in zip(ptx_params, values, strict=True):
-        size = _TYPE_BYTES[p.type] * (p.count or 1)
-        if isinstance(v, (bytes, bytearray)):
-            if len(v) != size:
-                raise ValueError(f"parameter {p.name} expects {size} bytes, but got {len(v)}")
-            blobs.append(bytes(v))
-        elif p.type.startswith("f"):
-            blobs.append(np.array(v, dtype={4: np.float32, 8: np.float64, 2: np.float16}[size]).tobytes())
-        else:
-            blobs.append(int(v).to_bytes(size, "little", signed=int(v) < 0))
-    return blobs
+    return [param_value_bytes(p, v) for p, v in zip(ptx_params, values, strict=True)]
 
 
 @dataclass
