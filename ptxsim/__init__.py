@@ -11,6 +11,7 @@ Public entry points::
 from ptxsim.device import SimDevice, SimModule
 from ptxsim.errors import (
     Deadlock,
+    HazardError,
     Livelock,
     MemoryFault,
     PtxSyntaxError,
@@ -25,7 +26,7 @@ from ptxsim.tensormap import TensorMap, decode_tensormap, tensormap_tiled
 from ptxsim.trace import Trace
 
 __all__ = [
-    "Deadlock", "Fault", "Livelock", "FaultSet", "HOOKS", "MbarrierEvent", "MemoryFault", "PtxSyntaxError", "Quals",
+    "Deadlock", "Fault", "HazardError", "Livelock", "FaultSet", "HOOKS", "MbarrierEvent", "MemoryFault", "PtxSyntaxError", "Quals",
     "SimDevice", "SimError", "SimModule", "StepLimit", "Trace", "Trap", "UnimplementedError", "Unsupported",
     "TensorMap", "decode_tensormap", "load_faults", "opcode", "tensormap_tiled",
 ]

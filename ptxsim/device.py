@@ -73,7 +73,8 @@ class SimDevice:
     wants = "ptx"              # load() takes PTX text, not a cubin
 
     def __init__(self, faults: Iterable[Fault] = (), batch_clusters: int = 32, max_steps: int = 50_000_000,
-                 livelock_spins: int = 20_000, trace: bool | Trace | None = None) -> None:
+                 livelock_spins: int = 20_000, trace: bool | Trace | None = None, hazards: bool = True,
+                 readings: dict[str, str] | None = None) -> None:
         self.faults = FaultSet(faults)
         #: a :class:`ptxsim.trace.Trace` every ``run`` records into, or None (no tracing, no cost)
         self.trace: Trace | None = Trace() if trace is True else (trace or None)
@@ -81,6 +82,10 @@ class SimDevice:
         self.max_steps = int(max_steps)
         self.livelock_spins = int(livelock_spins)
         self.memory = GlobalMemory()
+        #: the hazard checker (§9.7.16.6): launches raise ``HazardError`` on a synchronization bug
+        self.hazards = bool(hazards)
+        #: spec-question readings the device follows, ``{question id: reading}`` (docs/spec-questions.md)
+        self.readings = dict(readings or {})
 
     # -- modules ------------------------------------------------------------------------------
 

@@ -49,6 +49,21 @@ class StepLimit(SimError):
     """The launch ran more instructions than the simulator's safety limit."""
 
 
+class HazardError(SimError):
+    """The kernel broke a synchronization rule of §9.7.16.6 or of the async-proxy memory model.
+
+    Raised by the hazard checker (``SimDevice(hazards=True)``, the default).  ``rule`` is a short
+    stable id (``"wait-ld"``, ``"proxy-fence"``, ...), ``section`` the PTX ISA section it cites,
+    ``first``/``second`` the two PTX lines involved (``where()`` strings, ``second`` the one that
+    broke the rule), ``threads`` the threads or CTA involved, in words.
+    """
+
+    def __init__(self, message: str, *, rule: str = "", section: str = "", first: str = "",
+                 second: str = "", threads: str = "") -> None:
+        self.rule, self.section, self.first, self.second, self.threads = rule, section, first, second, threads
+        super().__init__(message)
+
+
 class Livelock(SimError):
     """Every live thread spins on a wait that nothing left can satisfy (a GPU would time out)."""
 
