@@ -59,6 +59,8 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma" and _p(c, lbo_mode="relative_lbo_set")),
     Probe("Q-META-0110", "tcgen05.mma.sp kind::f16, every metadata nibble 0b0110",
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
+    Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, operands with nonzero low 13 container bits",
+          lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False)),
     Probe("Q-ASHIFT-ROW0", "tcgen05.mma kind::f16 .ashift M=128 N=8 (A in Tensor Memory): D row 0",
           lambda c: c.family == "mma" and _p(c, kind="f16", ashift=True)),
 )}
@@ -112,6 +114,8 @@ def questions_of(case: Case) -> tuple[str, ...]:
 
         if ZCM[zcm].skip_span != ZCM[zcm].use_span:
             out.append("Q-ZCM-SPAN")
+    if "tf32" in (p.get("a_type"), p.get("b_type")) and case.family != "sync":
+        out.append("Q-TF32-TRUNC")
     if p.get("lbo_mode") == "relative_lbo_set" and (_k_major_swizzled(p.get("a_operand"))
                                                      or _k_major_swizzled(p.get("b_layout"))):
         out.append("Q-LBO-KSW")

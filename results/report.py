@@ -17,9 +17,9 @@ from pathlib import Path
 from results.coverage import coverage_matrix, write_coverage
 from results.dashboard import write_dashboard
 from results.junit import write_junit
-from results.spec_questions import spec_question_rows, write_spec_questions
 from results.outcome_log import LogProblem
 from results.resultset import ResultSet
+from results.spec_questions import spec_question_rows, write_spec_questions
 from results.status import FAILING
 
 
