@@ -61,6 +61,8 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
     Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, operands with nonzero low 13 container bits",
           lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False)),
+    Probe("Q-CP-NIBBLE", "tcgen05.cp .b8x16.b4x16_p64 (4-bit to 8-bit decompression), then tcgen05.ld",
+          lambda c: c.family == "cp" and _p(c, decompress="b4x16_p64")),
     Probe("Q-ASHIFT-ROW0", "tcgen05.mma kind::f16 .ashift M=128 N=8 (A in Tensor Memory): D row 0",
           lambda c: c.family == "mma" and _p(c, kind="f16", ashift=True)),
 )}
@@ -105,6 +107,8 @@ def questions_of(case: Case) -> tuple[str, ...]:
     row 0 (compared nowhere while unsettled).
     """
     p = case.params
+    if case.family == "cp":
+        return ("Q-CP-NIBBLE",) if p.get("decompress") == "b4x16_p64" else ()
     if not case.family.startswith("mma") and case.family != "sync":
         return ()
     out = []
