@@ -61,6 +61,8 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
     Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, operands with nonzero low 13 container bits",
           lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False)),
+    Probe("Q-K96-SFW", "tcgen05.mma kind::mxf4 K = 96 block32 cta_group::2 M=256 N=16, B scale id 2 (bytes 2-4)",
+          lambda c: c.family == "mma" and _p(c, k=96, n=16)),
     Probe("Q-CP-NIBBLE", "tcgen05.cp .b8x16.b4x16_p64 (4-bit to 8-bit decompression), then tcgen05.ld",
           lambda c: c.family == "cp" and _p(c, decompress="b4x16_p64")),
     Probe("Q-ASHIFT-ROW0", "tcgen05.mma kind::f16 .ashift M=128 N=8 (A in Tensor Memory): D row 0",
@@ -100,6 +102,18 @@ def _k_major_swizzled(layout) -> bool:
     return isinstance(layout, str) and layout.endswith("_k") and not layout.startswith("swnone") and layout != "tmem"
 
 
+def _k96_groups_differ(p) -> bool:
+    """Whether a K = 96 case reads a scale-factor byte past byte 3 from an operand whose columns of
+    one set of four bytes are not a multiple of 4 (where Q-K96-SFW's readings part)."""
+    from generators.inputs.mma import mma_op
+    from reference.tmem_mma_operands import scale_factor_columns
+
+    op = mma_op(p)
+    sf = op.scale_factors
+    operands = ((op.m // op.cta_group, op.a_scale_id), (op.n, op.b_scale_id))
+    return any(sid + sf - 1 >= 4 and scale_factor_columns(mn) % 4 for mn, sid in operands)
+
+
 def questions_of(case: Case) -> tuple[str, ...]:
     """The spec questions whose reading changes this case's expected values (from its parameters).
 
@@ -118,6 +132,8 @@ def questions_of(case: Case) -> tuple[str, ...]:
 
         if ZCM[zcm].skip_span != ZCM[zcm].use_span:
             out.append("Q-ZCM-SPAN")
+    if p.get("k") == 96 and _k96_groups_differ(p):
+        out.append("Q-K96-SFW")
     if "tf32" in (p.get("a_type"), p.get("b_type")) and case.family != "sync":
         out.append("Q-TF32-TRUNC")
     if p.get("lbo_mode") == "relative_lbo_set" and (_k_major_swizzled(p.get("a_operand"))
