@@ -19,9 +19,18 @@ pytestmark = [pytest.mark.probe, pytest.mark.execute]
 SECTION = FAMILY = "probe"
 
 
-@pytest.mark.parametrize("qid", [pytest.param(q, id=q, marks=cts_case(case_id=f"probe.{q}", section=SECTION,
-                                                                    family=FAMILY, question=q))
-                                 for q in QUESTIONS])
+def pytest_generate_tests(metafunc):
+    """Every question; none when ``--family``/``--section`` select other cases (select probes with ``-m probe``)."""
+    if "qid" not in metafunc.fixturenames:
+        return
+    cfg = metafunc.config
+    families, sections = cfg.getoption("family"), cfg.getoption("section")
+    chosen = (not families or FAMILY in families) and (not sections or any(FAMILY.startswith(s) for s in sections))
+    metafunc.parametrize("qid", [pytest.param(q, id=q, marks=cts_case(case_id=f"probe.{q}", section=SECTION,
+                                                                       family=FAMILY, question=q))
+                                 for q in (QUESTIONS if chosen else ())])
+
+
 def test_probe(qid, request, record_property):
     obs = observe(request.config, request.getfixturevalue("cts_device"), qid)
     variant = {"question": qid, "observed": obs.observed or "not observed", "pick": obs.pick,
