@@ -70,21 +70,21 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["§9.7.16.4.3 worked examples 1-4", "NOTES.md item 1", "CUTLASS zero-column mask builder"]),
         ("table-prose", "Table 45's prose: runs of 1-bits are use_span+1 long, runs of 0-bits skip_span+1",
          ["§9.7.16.4.3 Table 45 bits 40-47 / 48-55 descriptions"]),
-     ], "examples", "mma.ws kind::f16 M=128 N=64 with the mask of example 2 (skip 2, use 3): which D columns are A*B",
+     ], "examples", "mma.ws kind::f16 M=32 N=64 with the mask of example 2 (skip 2, use 3): which D columns are A*B",
        ["NOTES.md item 1", "docs/mma.md", "README decisions"]),
     _q("Q-LBO-KSW", "K-major swizzled layouts: leading byte offset 'assumed 1' or honoured", ["9.7.16.4.1", "9.7.16.3.3"], [
         ("assumed-16", "the LBO field is ignored: the 16-byte units along K are 16 bytes apart (pre-swizzle)",
          ["§9.7.16.4.1 Table 40 'not used, assumed to be 1'", "CUTLASS make_umma_desc (writes 1)", "NOTES.md item 5"]),
         ("honoured", "16-byte unit u along K of a core-matrix row starts u * LBO bytes from the first (pre-swizzle)",
          ["a compiler comment saying the value is honoured (NOTES.md item 5)"]),
-     ], "assumed-16", "kind::f16 MMA, B K-major 32B swizzle, descriptor LBO = 32..1008 bytes (case lbo_mode=relative_lbo_set)",
+     ], "assumed-16", "kind::f16 MMA, K-major swizzled A and B placed with descriptor LBO = 32..1008 bytes (lbo_mode relative_lbo_set)",
        ["NOTES.md item 5", "docs/layouts.md item 3"]),
     _q("Q-META-0110", "2:4 / 4:8 metadata 0b0110 (indices 2 then 1) in tcgen05.mma.sp", ["9.7.16.10.8"], [
         ("as-listed", "0b0110 keeps chunk elements 2 and 1: the first stored element goes to position 2, the second to 1",
          ["§9.7.16.10.8.2/.3 list of meaningful values (seven, 0b0110 included)", "NOTES.md item 4"]),
         ("as-ordered", "0b0110 acts as 0b1001: the first stored element goes to position 1, the second to 2",
          ["warp-level mma.sp::ordered_metadata lists six ordered pairs only (§9.7.14.6.1)"]),
-     ], "as-listed", "kind::f16 mma.sp M=128 N=64 with every metadata nibble 0b0110",
+     ], "as-listed", "kind::f16 mma.sp M=128 N=8 with every metadata nibble 0b0110",
        ["NOTES.md item 4", "docs/mma.md", "docs/execute.md"]),
     _q("Q-ASHIFT-ROW0", ".ashift: what row 0 of A is", ["9.7.16.10.9.1"], [
         ("keeps-a0", "row 0 keeps A[0] (nothing moves into it)", ["reference.mma_semantics decision", "docs/mma.md"]),
@@ -109,7 +109,7 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
         ("group-of-4", "W = ceil(ceil(MN/32)/4)*4 columns (4 for MN <= 128)",
          ["CUTLASS sm103 block-scaled collective", "reference/tmem_mma_operands.py"]),
         ("compact", "W = ceil(MN/32) columns (the next set follows at once)", ["the missing Figures 234-258 (not public)"]),
-     ], "group-of-4", "kind::mxf4nvf4 K = 96 block16 (6 scale factors, scale id 2) with N = 64", ["docs/mma.md", "docs/tmem.md"]),
+     ], "group-of-4", "kind::mxf4 K = 96 block32 (3 scale factors) N = 16, B scale id 2: byte 4 in the next column group", ["docs/mma.md", "docs/tmem.md"]),
     _q("Q-SFB-2CTA", "cta_group::2 block scaling: which CTA supplies B's scale factors", ["9.7.16.10.7"], [
         ("lead", "the issuing (even) CTA's SFB holds all N columns", ["reference/tmem_mma_operands.py", "docs/clients.md C3"]),
         ("split", "each CTA's SFB holds its own N/2 columns (CTA 0: 0..N/2-1, CTA 1: N/2..N-1) at the same address",
