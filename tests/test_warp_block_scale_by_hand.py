@@ -63,10 +63,10 @@ def _scale_regs(stype, sa, sb, sel):
     return ra, rb
 
 
-def _run(case: Case, inputs: CaseInputs, faults=()) -> np.ndarray:
+def _run(case: Case, inputs: CaseInputs, faults=(), edit=lambda text: text) -> np.ndarray:
     dev = SimBackend(faults)
     target = case.targets[0]
-    module = dev.load(render(case.kernel, target, case.ptx_version or (8, 8)))
+    module = dev.load(edit(render(case.kernel, target, case.ptx_version or (8, 8))))
     res = dev.launch(module, case.kernel.name, case_record(case, inputs), [CaseBuffers(inputs.in_bytes, inputs.out_words)],
                      (1, 1, 1), (32, 1, 1))
     assert int(np.asarray(res.status_words[0]).ravel()[0]) == 0x600D0007     # reached the end, results written
@@ -131,3 +131,16 @@ def test_byte_id_swap_fault_is_seen():
     np.testing.assert_array_equal(_run(case, inputs), warp_d(replace(inputs.logical["warp"], scales=replace(
         inputs.logical["warp"].scales, a=_codes(stype, va).astype(np.uint8), b=_codes(stype, vb).astype(np.uint8)))))
     assert not np.array_equal(_run(case, inputs, [fault]), _run(case, inputs))
+
+
+def test_immediate_selectors_read_like_register_selectors():
+    kind, vec, stype, a_type, sf, sel = HAND[2]
+    case = _case(kind, vec, stype, a_type)
+    va = np.array([[2.0 ** ((m + j) % 3 - 1) for j in range(sf)] for m in range(16)])
+    vb = np.array([[2.0 ** ((n + j) % 3 - 1) for n in range(8)] for j in range(sf)])
+    inputs = _with_scales(case, sel, _codes(stype, va), _codes(stype, vb), stype)
+
+    def immediates(text):
+        assert "{%bida, %tida}" in text and "{%bidb, %tidb}" in text
+        return text.replace("{%bida, %tida}", f"{{{sel[0]}, {sel[1]}}}").replace("{%bidb, %tidb}", f"{{{sel[2]}, {sel[3]}}}")
+    np.testing.assert_array_equal(_run(case, inputs, edit=immediates), _run(case, inputs))
