@@ -266,3 +266,84 @@ def test_utccp_atoms_match_cp_destinations():
 
 
 T_CP_BITS = {"128x256b": 256, "4x256b": 256, "128x128b": 128, "64x128b": 128, "32x128b": 128}
+
+
+# ---- block-scaling scale factors in Tensor Memory (§9.7.16.10.7) ------------------------------------
+
+def _sf_cells(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CuTe's (lane, column, byte) of every scale factor, indexed [K index, SF, lane copy, row/column]."""
+    c = np.array([int(v) for v in str(r["cells"]).split(",")]).reshape(r["kidx"], r["nsf"], r["reps"], r["mn"])
+    return c // 65536, c % 65536 // 4, c % 4
+
+
+def _sf_mmas(r) -> list[tuple[int, int]]:
+    """(first K index, scale factors) of each MMA: sm100 reads tCtSF(_,_,k); sm103 K = 96 reads index
+    j * 96/VS of the per-MMA iteration tensor (sm103_blockscaled_mma_warpspecialized.hpp)."""
+    if r["arch"] == "sm103":
+        step = 96 // r["vs"]
+        return [(j * step, step) for j in range(r["kidx"] // step)]
+    return [(t, r["nsf"]) for t in range(r["kidx"])]
+
+
+def _sf_reference_cells(mn: int, sf: int, scale_id: int):
+    """Where ``reference.tmem_mma_operands.read_scale_factors`` reads scale factor s of row/column x in
+    lane quarter q, found by reading cells whose bytes name their own position: ([q, x, s] lane, column, byte)."""
+    from reference import tmem_mma_operands as TO
+
+    span = TO.scale_factor_span(mn, sf, scale_id)
+    pos = (4 * np.arange(span)[:, None] + np.arange(4)[None, :]).astype(np.uint32)          # byte id per cell byte
+    named = np.broadcast_to((pos << (8 * np.arange(4, dtype=np.uint32))).sum(axis=1, dtype=np.uint32), (128, span))
+    lanes = np.broadcast_to(np.arange(128, dtype=np.uint32)[:, None] * np.uint32(0x01010101), (128, span))
+    where = TO.read_scale_factors(named, mn, sf, scale_id).astype(int)
+    return TO.read_scale_factors(lanes, mn, sf, scale_id).astype(int), where // 4, where % 4
+
+
+def _sf_agrees(r, reading: str | None = None) -> bool:
+    """Every MMA of record ``r``: CuTe's cells for its scale factors, relative to the MMA's address
+    (column, byte = scale id; CuTe's id is TMEM address bits 30-31), equal the reference's."""
+    from reference.spec_questions import following
+
+    lane, col, byte = _sf_cells(r)
+    mn = r["m"] // r["ctas"] if r["operand"] == "A" else r["n"]     # rows per CTA / all N columns
+    with following({"Q-K96-SFW": reading} if reading else {}):
+        for t0, sf in _sf_mmas(r):
+            assert lane[t0, 0, 0, 0] == 0                             # the address names lane 0
+            c0, sid = col[t0, 0, 0, 0], int(byte[t0, 0, 0, 0])
+            ref_lane, ref_col, ref_byte = _sf_reference_cells(mn, sf, sid)
+            for s in range(sf):
+                t, j = (t0 + s, 0) if r["arch"] == "sm103" else (t0, s)
+                got = (lane[t, j, :, :mn], col[t, j, :, :mn] - c0, byte[t, j, :, :mn])
+                want = (ref_lane[: r["reps"], :, s], ref_col[: r["reps"], :, s], ref_byte[: r["reps"], :, s])
+                if r["reps"] != 4 or any((g != w).any() for g, w in zip(got, want, strict=True)):
+                    return False
+    return True
+
+
+def test_scale_factor_tmem_layouts_match():
+    """CuTe's tmem_sf_frg (ScaleFactorDuplicated4by1) through CUTLASS's SF tile shapes equals the
+    reference's placement for every MMA of the grid (1X/2X/4X, K = 96 3X/6X, cta_group::1 and ::2 M = 256).
+    CU7: the cta_group::2 M = 128 atom's SFB (ScaleFactorDuplicated2by2) splits N over the lane halves."""
+    recs = _records("sf", "sf")
+    assert len(recs) == 32
+    split = [r for r in recs if r["alloc"] == "2by2"]
+    assert all(_sf_agrees(r) for r in recs if r["alloc"] == "4by1")
+    assert split and not any(_sf_agrees(r) for r in split)
+    for r in split:        # CU7: column n of SFB in lanes 64*(n // (N/2)) + n % 32 (+32), column (n % (N/2)) // 32
+        lane, col, byte = _sf_cells(r)
+        n, half = np.arange(r["n"]), r["n"] // 2
+        for copy in range(2):
+            assert (lane[0, 0, copy, : r["n"]] == 64 * (n // half) + 32 * copy + n % 32).all()
+            assert (col[0, 0, copy, : r["n"]] == n % half // 32).all() and (byte[0, 0, copy, : r["n"]] == 0).all()
+
+
+def test_scale_factor_layouts_bear_on_spec_questions():
+    """Q-K96-SFW: for K = 96 with N = 192 CUTLASS lays SFB out over 256 columns, so the next set of four
+    bytes is 8 columns on -- the 'group-of-4' reading; 'compact' (6) disagrees exactly there.
+    Q-SFB-2CTA: cta_group::2 M = 256 SFB (MMA_ScaleFactor: a 1-SM atom over round_up(N, 128)) holds all N
+    columns at the same address in each CTA -- consistent with 'lead', not with 'split' (N/2 per CTA)."""
+    recs = [r for r in _records("sf", "sf") if r["alloc"] == "4by1"]
+    compact_differs = {(r["arch"], r["kind"], r["n"], r["operand"]) for r in recs if not _sf_agrees(r, "compact")}
+    assert compact_differs == {("sm103", "mxf4", 192, "B"), ("sm103", "mxf4nvf4", 192, "B")}
+    assert all(_sf_agrees(r, "group-of-4") for r in recs)
+    two_cta_b = [r for r in recs if r["ctas"] == 2 and r["operand"] == "B"]
+    assert two_cta_b and all(r["mn"] >= r["n"] and r["reps"] == 4 for r in two_cta_b)

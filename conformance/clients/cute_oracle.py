@@ -17,7 +17,7 @@ from pathlib import Path
 from conformance.clients.cute_build import cache_dir, run_host
 
 SOURCES = Path(__file__).resolve().parent / "cute_src"
-PROGRAMS = ("idesc", "smem", "tmem")
+PROGRAMS = ("idesc", "smem", "tmem", "sf")
 
 
 def _value(text: str):
