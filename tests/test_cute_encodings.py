@@ -1,11 +1,12 @@
 """CuTe encoding oracle (issue 17): CUTLASS 4.2's CuTe encoders, compiled, against ``reference/``.
 
-Three host programs (``conformance/clients/cute_src/*.cu``, compiled with the wheels' nvcc and
+Four host programs (``conformance/clients/cute_src/*.cu``, compiled against the wheels' headers and
 cached) print CuTe's instruction descriptors (§9.7.16.4.2), shared-memory layouts and descriptors
-(§9.7.16.3, §9.7.16.4.1), tcgen05.ld/st fragments (§9.7.16.2.3.1, §9.7.16.8) and tcgen05.cp lane
-maps (§9.7.16.9).  Every grid point is compared bit for bit with the reference; the points where
-CuTe and the reference differ are the documented findings CU1-CU5 of docs/clients-cute.md, each
-asserted here as exactly the set that differs.  Without the clients extra every test skips.
+(§9.7.16.3, §9.7.16.4.1), tcgen05.ld/st fragments (§9.7.16.2.3.1, §9.7.16.8), tcgen05.cp lane
+maps (§9.7.16.9) and block-scaling scale-factor TMEM layouts (§9.7.16.10.7).  Every grid point is
+compared bit for bit with the reference; the points where CuTe and the reference differ are the
+documented findings CU1-CU7 of docs/clients-cute.md, each asserted here as exactly the set that
+differs.  Without the clients extra every test skips.
 """
 
 from __future__ import annotations
