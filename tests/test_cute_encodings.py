@@ -348,3 +348,25 @@ def test_scale_factor_layouts_bear_on_spec_questions():
     assert all(_sf_agrees(r, "group-of-4") for r in recs)
     two_cta_b = [r for r in recs if r["ctas"] == 2 and r["operand"] == "B"]
     assert two_cta_b and all(r["mn"] >= r["n"] and r["reps"] == 4 for r in two_cta_b)
+
+
+def test_scale_factor_smem_to_tmem_is_utccp_32x128b_warpx4():
+    """The sm100 collectives copy SF smem -> TMEM with SM100_UTCCP_4x32dp128bit (tcgen05.cp .32x128b.warpx4,
+    §9.7.16.9): each 512-byte block of the smem layout is 32 source rows of 16 bytes; row r lands in the lanes
+    ``cp_destinations`` gives (r + 32 q), byte b of the row in column b // 4, byte b % 4 of a 4-column group."""
+    recs = [r for r in _records("sf", "sf") if "smem" in r and r["alloc"] == "4by1"]
+    assert len(recs) == 20
+    dest = collections.defaultdict(set)
+    for row, lane in cp_destinations("32x128b", "warpx4"):
+        dest[row].add(lane)
+    for r in recs:
+        lane, col, byte = _sf_cells(r)
+        smem = np.array([int(v) for v in str(r["smem"]).split(",")]).reshape(r["kidx"], r["nsf"], r["mn"])
+        assert (smem % 16 == 4 * (col[:, :, 0] % 4) + byte[:, :, 0]).all(), r["atom"]
+        row = smem // 16 % 32
+        lanes = np.sort(lane, axis=2)                                    # [t, s, copies, x]
+        want = np.array([sorted(dest[v]) for v in range(32)])[row]       # [t, s, x, copies]
+        assert (lanes == want.transpose(0, 1, 3, 2)).all(), r["atom"]
+        block_to_group = {}
+        for b, g in zip((smem // 512).ravel(), (col[:, :, 0] // 4).ravel(), strict=True):
+            assert block_to_group.setdefault(b, g) == g, r["atom"]       # one copy per 512-byte block

@@ -11,10 +11,10 @@
 //     (((32,4),MN/128),(VS,1)),1,K_SF/VS) with FrgTypeSF of SM103_MXF4_ULTRA_*_VS; MMA j reads
 //     tCtSF_mma(_,_,j*stride), stride = 96/VS scale factors.
 // One line per (atom, tile, operand):
-//   sf ... mn=<rows/columns of the tensor> nsf=<SF per index> kidx=<indices along K> cells=c,...
+//   sf ... [smem=o,...] mn=<rows/columns of the tensor> nsf=<SF per index> kidx=<indices along K> cells=c,...
 // cells in the order (K index t, SF s < nsf, copy r < reps, row/column x < mn), each
 // lane*65536 + column*4 + byte of the TMEM element offset (8-bit elements: TMEM::DP = 1 << 18 per lane,
-// 4 per 32-bit column), relative to the tensor's address.
+// 4 per 32-bit column), relative to the tensor's address; smem (sm100): byte offsets, order (t, s, x).
 #include <cstdio>
 #include <cutlass/numeric_types.h>
 #include <cutlass/float8.h>
@@ -46,6 +46,17 @@ void print_cells(Tensor_ const& t, int mn, int nsf, int kidx) {
 template <class T>
 constexpr int mn_of(T const& t) { return int(size<0, 0>(t)); }
 
+// sm100 only: the byte offset in shared memory of the same (K index, SF, row/column) in the SF smem
+// layout (deduce_smem_layoutSF*), which UTCCP 4x32dp128bit copies into the TMEM tensor above.
+template <class Layout_>
+void print_smem(Layout_ const& sl, int mn, int nsf, int kidx) {
+  printf(" smem=");
+  for (int k = 0; k < kidx; ++k)
+    for (int s = 0; s < nsf; ++s)
+      for (int x = 0; x < mn; ++x)
+        printf(k + s + x ? ",%ld" : "%ld", long(sl(make_coord(make_coord(x, make_coord(0, s)), 0, k))));
+}
+
 // sm100: SFA and SFB of a TiledMma over TileShape (M, N, K); A only when the collective can build it.
 template <class Op, int VS, int TM, int TN, int TK, bool WithA = true>
 void sm100(const char* kind, const char* atom, int ctas, const char* alloc) {
@@ -57,11 +68,13 @@ void sm100(const char* kind, const char* atom, int ctas, const char* alloc) {
     auto sa = Cfg::deduce_smem_layoutSFA(TiledMma{}, Tile{});
     auto ta = make_tensor<typename TiledMma::FrgTypeSFA>(shape(sa));
     printf("sf arch=sm100 kind=%s atom=%s vs=%d ctas=%d alloc=%s m=%d n=%d operand=A", kind, atom, VS, ctas, alloc, TM, TN);
+    print_smem(sa, mn_of(shape(sa)), nsf, int(size<2>(ta)));
     print_cells(ta, mn_of(shape(sa)), nsf, int(size<2>(ta)));
   }
   auto sb = Cfg::deduce_smem_layoutSFB(TiledMma{}, Tile{});
   auto tb = make_tensor<typename TiledMma::FrgTypeSFB>(shape(sb));
   printf("sf arch=sm100 kind=%s atom=%s vs=%d ctas=%d alloc=%s m=%d n=%d operand=B", kind, atom, VS, ctas, alloc, TM, TN);
+  print_smem(sb, mn_of(shape(sb)), nsf, int(size<2>(tb)));
   print_cells(tb, mn_of(shape(sb)), nsf, int(size<2>(tb)));
 }
 
