@@ -325,7 +325,7 @@ def test_scale_factor_tmem_layouts_match():
     reference's placement for every MMA of the grid (1X/2X/4X, K = 96 3X/6X, cta_group::1 and ::2 M = 256).
     CU7: the cta_group::2 M = 128 atom's SFB (ScaleFactorDuplicated2by2) splits N over the lane halves."""
     recs = _records("sf", "sf")
-    assert len(recs) == 32
+    assert len(recs) == 54
     split = [r for r in recs if r["alloc"] == "2by2"]
     assert all(_sf_agrees(r) for r in recs if r["alloc"] == "4by1")
     assert split and not any(_sf_agrees(r) for r in split)
@@ -355,7 +355,7 @@ def test_scale_factor_smem_to_tmem_is_utccp_32x128b_warpx4():
     §9.7.16.9): each 512-byte block of the smem layout is 32 source rows of 16 bytes; row r lands in the lanes
     ``cp_destinations`` gives (r + 32 q), byte b of the row in column b // 4, byte b % 4 of a 4-column group."""
     recs = [r for r in _records("sf", "sf") if "smem" in r and r["alloc"] == "4by1"]
-    assert len(recs) == 20
+    assert len(recs) == 36
     dest = collections.defaultdict(set)
     for row, lane in cp_destinations("32x128b", "warpx4"):
         dest[row].add(lane)

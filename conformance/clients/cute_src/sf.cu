@@ -109,27 +109,28 @@ constexpr auto KM = UMMA::Major::K;
 #define ULTRA_2SM(M, N, VS, SF) SM103::SM103_MXF4_ULTRA_2x1SM_SS_VS<E2, E2, float, SF, M, N, VS, KM, KM>
 
 int main() {
-  // cta_group::1, M = 128: N 64..256 (CUTLASS rounds SFB up to 128 columns: Blk_MN)
-  sm100<MXF8(128, 64), 32, 128, 64, 128>("mxf8f6f4", "SM100_MMA_MXF8F6F4_SS", 1, "4by1");
-  sm100<MXF8(128, 192), 32, 128, 192, 128>("mxf8f6f4", "SM100_MMA_MXF8F6F4_SS", 1, "4by1");
-  sm100<MXF8(128, 256), 32, 128, 256, 128>("mxf8f6f4", "SM100_MMA_MXF8F6F4_SS", 1, "4by1");
-  sm100<MXF4(128, 128, 32, U8), 32, 128, 128, 256>("mxf4", "SM100_MMA_MXF4_SS", 1, "4by1");
-  sm100<MXF4(128, 256, 32, U8), 32, 128, 256, 256>("mxf4", "SM100_MMA_MXF4_SS", 1, "4by1");
-  sm100<MXF4(128, 64, 16, U4), 16, 128, 64, 256>("mxf4nvf4", "SM100_MMA_MXF4_SS", 1, "4by1");
-  sm100<MXF4(128, 192, 16, U4), 16, 128, 192, 256>("mxf4nvf4", "SM100_MMA_MXF4_SS", 1, "4by1");
+  // cta_group::1, M = 128, N = 64..256 (CUTLASS rounds SF tiles up to 128 rows/columns: Blk_MN)
+#define SM100_1CTA(N)                                                                                    \
+  sm100<MXF8(128, N), 32, 128, N, 128>("mxf8f6f4", "SM100_MMA_MXF8F6F4_SS", 1, "4by1");                  \
+  sm100<MXF4(128, N, 32, U8), 32, 128, N, 256>("mxf4", "SM100_MMA_MXF4_SS", 1, "4by1");                  \
+  sm100<MXF4(128, N, 16, U4), 16, 128, N, 256>("mxf4nvf4", "SM100_MMA_MXF4_SS", 1, "4by1");
+  SM100_1CTA(64) SM100_1CTA(128) SM100_1CTA(192) SM100_1CTA(256)
   // cta_group::2, M = 256 (128 rows of A per CTA; SFB of all N columns in each CTA: MMA_ScaleFactor)
-  sm100<MXF8_2SM(256, 128), 32, 256, 128, 128>("mxf8f6f4", "SM100_MMA_MXF8F6F4_2x1SM_SS", 2, "4by1");
-  sm100<MXF4_2SM(256, 256, 32, U8), 32, 256, 256, 256>("mxf4", "SM100_MMA_MXF4_2x1SM_SS", 2, "4by1");
-  sm100<MXF4_2SM(256, 256, 16, U4), 16, 256, 256, 256>("mxf4nvf4", "SM100_MMA_MXF4_2x1SM_SS", 2, "4by1");
+#define SM100_2CTA(N)                                                                                    \
+  sm100<MXF8_2SM(256, N), 32, 256, N, 128>("mxf8f6f4", "SM100_MMA_MXF8F6F4_2x1SM_SS", 2, "4by1");        \
+  sm100<MXF4_2SM(256, N, 32, U8), 32, 256, N, 256>("mxf4", "SM100_MMA_MXF4_2x1SM_SS", 2, "4by1");        \
+  sm100<MXF4_2SM(256, N, 16, U4), 16, 256, N, 256>("mxf4nvf4", "SM100_MMA_MXF4_2x1SM_SS", 2, "4by1");
+  SM100_2CTA(128) SM100_2CTA(256)
   // cta_group::2, M = 128: the atom's SFB uses ScaleFactorDuplicated2by2 (no collective builds SFA here;
   // SM100_MMA_MXF8F6F4_2x1SM_SS static_asserts M == 256)
   sm100<MXF4_2SM(128, 128, 32, U8), 32, 128, 128, 256, false>("mxf4", "SM100_MMA_MXF4_2x1SM_SS", 2, "2by2");
   sm100<MXF4_2SM(128, 256, 16, U4), 16, 128, 256, 256, false>("mxf4nvf4", "SM100_MMA_MXF4_2x1SM_SS", 2, "2by2");
-  // sm_103 K = 96 (CTA K = 768: 8 MMAs; SF tensors per buffer = CTA_K / 2)
-  sm103<ULTRA(128, 128, 32, U8), 32, 128, 128, 768>("SM103_MXF4_ULTRA_SS_VS", 1, "4by1", 128);
-  sm103<ULTRA(128, 192, 32, U8), 32, 128, 256, 768>("SM103_MXF4_ULTRA_SS_VS", 1, "4by1", 192);
-  sm103<ULTRA(128, 256, 16, U4), 16, 128, 256, 768>("SM103_MXF4_ULTRA_SS_VS", 1, "4by1", 256);
-  sm103<ULTRA(128, 192, 16, U4), 16, 128, 256, 768>("SM103_MXF4_ULTRA_SS_VS", 1, "4by1", 192);
+  // sm_103 K = 96, CTA N = 128/192/256 (sm103 collective; CTA K = 768: 8 MMAs, SF tensors per buffer = CTA_K / 2)
+#define SM103_1CTA(N, NSF)                                                                               \
+  sm103<ULTRA(128, N, 32, U8), 32, 128, NSF, 768>("SM103_MXF4_ULTRA_SS_VS", 1, "4by1", N);               \
+  sm103<ULTRA(128, N, 16, U4), 16, 128, NSF, 768>("SM103_MXF4_ULTRA_SS_VS", 1, "4by1", N);
+  SM103_1CTA(128, 128) SM103_1CTA(192, 256) SM103_1CTA(256, 256)
   sm103<ULTRA_2SM(256, 256, 32, U8), 32, 128, 256, 768>("SM103_MXF4_ULTRA_2x1SM_SS_VS", 2, "4by1", 256);
+  sm103<ULTRA_2SM(256, 256, 16, U4), 16, 128, 256, 768>("SM103_MXF4_ULTRA_2x1SM_SS_VS", 2, "4by1", 256);
   return 0;
 }
