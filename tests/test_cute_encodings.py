@@ -324,8 +324,14 @@ def test_scale_factor_tmem_layouts_match():
     """CuTe's tmem_sf_frg (ScaleFactorDuplicated4by1) through CUTLASS's SF tile shapes equals the
     reference's placement for every MMA of the grid (1X/2X/4X, K = 96 3X/6X, cta_group::1 and ::2 M = 256).
     CU7: the cta_group::2 M = 128 atom's SFB (ScaleFactorDuplicated2by2) splits N over the lane halves."""
+    from reference.block_scaling import resolve_scale_vec
+
     recs = _records("sf", "sf")
     assert len(recs) == 54
+    for r in recs:         # scale factors per MMA = Table 54's SF for the kind, block size and K
+        k = 96 if r["arch"] == "sm103" else {"mxf8f6f4": 32}.get(r["kind"], 64)
+        sf = resolve_scale_vec(r["kind"], f"block{r['vs']}", k, "ue8m0" if r["vs"] == 32 else "ue4m3")[1]
+        assert {n for _, n in _sf_mmas(r)} == {sf}, r["atom"]
     split = [r for r in recs if r["alloc"] == "2by2"]
     assert all(_sf_agrees(r) for r in recs if r["alloc"] == "4by1")
     assert split and not any(_sf_agrees(r) for r in split)
@@ -343,8 +349,8 @@ def test_scale_factor_layouts_bear_on_spec_questions():
     Q-SFB-2CTA: cta_group::2 M = 256 SFB (MMA_ScaleFactor: a 1-SM atom over round_up(N, 128)) holds all N
     columns at the same address in each CTA -- consistent with 'lead', not with 'split' (N/2 per CTA)."""
     recs = [r for r in _records("sf", "sf") if r["alloc"] == "4by1"]
-    compact_differs = {(r["arch"], r["kind"], r["n"], r["operand"]) for r in recs if not _sf_agrees(r, "compact")}
-    assert compact_differs == {("sm103", "mxf4", 192, "B"), ("sm103", "mxf4nvf4", 192, "B")}
+    compact_differs = {(r["arch"], r["vs"], r["n"], r["operand"]) for r in recs if not _sf_agrees(r, "compact")}
+    assert compact_differs == {("sm103", 32, 192, "B"), ("sm103", 16, 192, "B")}
     assert all(_sf_agrees(r, "group-of-4") for r in recs)
     two_cta_b = [r for r in recs if r["ctas"] == 2 and r["operand"] == "B"]
     assert two_cta_b and all(r["mn"] >= r["n"] and r["reps"] == 4 for r in two_cta_b)

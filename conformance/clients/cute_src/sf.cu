@@ -88,7 +88,7 @@ void sm103(const char* atom, int ctas, const char* alloc, int n) {
   auto sb = make_shape(make_shape(prepend(Int<N_SF / 128>{}, mn_block), k_single), _1{}, Int<CTA_K / 2 / VS>{});
   auto ta = make_tensor<typename Traits::FrgTypeSFA>(sa);
   auto tb = make_tensor<typename Traits::FrgTypeSFB>(sb);
-  const char* kind = VS == 16 ? "mxf4nvf4" : "mxf4";
+  const char* kind = "mxf4nvf4";     // SM103_MXF4_ULTRA_*_VS issue kind::mxf4nvf4 .block16 / .block32 (CU2)
   printf("sf arch=sm103 kind=%s atom=%s vs=%d ctas=%d alloc=%s m=%d n=%d operand=A", kind, atom, VS, ctas, alloc, MMA_M * ctas, n);
   print_cells(ta, MMA_M, 1, int(size<2>(ta)));
   printf("sf arch=sm103 kind=%s atom=%s vs=%d ctas=%d alloc=%s m=%d n=%d operand=B", kind, atom, VS, ctas, alloc, MMA_M * ctas, n);
