@@ -27,7 +27,7 @@ from reference.datapath_layouts import layout_for
 from reference.errors import SpecError
 from reference.sections import SectionRef, refs_named_in, section_ids
 
-__all__ = ["SectionRef", "sections_of", "section_ids_of", "kernel_refs", "statements_of", "check_matches"]
+__all__ = ["SectionRef", "sections_of", "section_ids_of", "kernel_refs", "statements_of", "check_matches", "matched_checks"]
 
 R = SectionRef
 
@@ -292,9 +292,23 @@ def _family_refs(case: Case) -> list[SectionRef]:
     return []
 
 
+_RECENT: dict[int, tuple[Case, tuple[SectionRef, ...]]] = {}
+
+
 def sections_of(case: Case) -> tuple[SectionRef, ...]:
     """Every section (with table row / rule / qualifier detail) the case exercises, its own
     section first; each (section, detail) once. See the module docstring for what is derived."""
+    hit = _RECENT.get(id(case))
+    if hit is not None and hit[0] is case:
+        return hit[1]
+    if len(_RECENT) > 100_000:
+        _RECENT.clear()
+    refs = _sections_of(case)
+    _RECENT[id(case)] = (case, refs)
+    return refs
+
+
+def _sections_of(case: Case) -> tuple[SectionRef, ...]:
     own = [R(case.section, _own_detail(case))]
     named = list(refs_named_in(case.rule))
     if not case.legal:
@@ -328,31 +342,46 @@ def _checks_by_section():
 
     index: dict[str, list] = {}
     for statement in load_statements().statements:
-        for check in statement.checks:
+        for number, check in enumerate(statement.checks):
             for section in check.section:
-                index.setdefault(section, []).append((statement.id, check))
+                index.setdefault(section, []).append((statement.id, number, check))
     return index
 
 
-def check_matches(check, case: Case, refs: tuple[SectionRef, ...] | None = None) -> bool:
-    """Whether ``case`` is one the selector ``check`` (reference.statements.Check) names."""
+def _details_by_section(refs: tuple[SectionRef, ...]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in refs:
+        out.setdefault(r.section, []).append(r.detail)
+    return out
+
+
+def check_matches(check, case: Case, details: dict[str, list[str]] | None = None, params: dict | None = None) -> bool:
+    """Whether ``case`` is one the selector ``check`` (reference.statements.Check) names: some
+    reference of the case is in one of its sections with ``check.detail`` in its detail, the
+    legality agrees and every ``where`` parameter has an allowed value."""
     if check.legal is not None and case.legal != check.legal:
         return False
-    params = dict(case.params.items_)
+    params = dict(case.params.items_) if params is None else params
     for name, allowed in check.where:
         if params.get(name) not in allowed:
             return False
-    refs = sections_of(case) if refs is None else refs
-    return any(r.section in check.section and check.detail in r.detail for r in refs)
+    details = _details_by_section(sections_of(case)) if details is None else details
+    return any(check.detail in d for sec in check.section for d in details.get(sec, ()))
+
+
+def matched_checks(case: Case) -> tuple[tuple[str, int], ...]:
+    """(statement id, check index) of every selector of reference/statements.json that names ``case``."""
+    details = _details_by_section(sections_of(case))
+    params = dict(case.params.items_)
+    index = _checks_by_section()
+    found: dict[tuple[str, int], None] = {}
+    for section in details:
+        for sid, number, check in index.get(section, ()):
+            if (sid, number) not in found and check_matches(check, case, details, params):
+                found[(sid, number)] = None
+    return tuple(found)
 
 
 def statements_of(case: Case) -> tuple[str, ...]:
     """Ids of the normative statements (reference/statements.json) the case checks."""
-    refs = sections_of(case)
-    index = _checks_by_section()
-    found: dict[str, None] = {}
-    for section in dict.fromkeys(r.section for r in refs):
-        for sid, check in index.get(section, ()):
-            if sid not in found and check_matches(check, case, refs):
-                found[sid] = None
-    return tuple(found)
+    return tuple(dict.fromkeys(sid for sid, _ in matched_checks(case)))

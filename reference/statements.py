@@ -83,6 +83,11 @@ class Statement:
     anchors: tuple[str, ...] = ()
     checks: tuple[Check, ...] = ()
     untestable: str = ""
+    also: tuple[str, ...] = ()      # other sections repeating the same sentence (e.g. mma and mma.sp)
+
+    @property
+    def sections(self) -> tuple[str, ...]:
+        return (self.section,) + self.also
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Statement:
@@ -100,8 +105,12 @@ class Statement:
         if bool(checks) == bool(untestable):
             raise ValueError(f"statement {sid}: expects either checks or untestable (with a reason), but got "
                              f"{'both' if checks else 'neither'}")
+        also = tuple(data.get("also") or ())
+        for other in also:
+            if other not in SECTIONS:
+                raise ValueError(f"statement {sid}: also expects ids of reference.sections.SECTIONS, but got {other!r}")
         return cls(sid, section, str(data.get("file") or ""), int(data.get("line") or 0),
-                   str(data.get("paraphrase") or ""), kind, tuple(data.get("anchors") or ()), checks, untestable)
+                   str(data.get("paraphrase") or ""), kind, tuple(data.get("anchors") or ()), checks, untestable, also)
 
 
 @dataclass(frozen=True)
@@ -110,10 +119,17 @@ class StatementData:
     not_normative: dict[str, str] = field(default_factory=dict)   # anchor -> why it is no statement
 
     def by_section(self) -> dict[str, list[Statement]]:
+        """section -> the statements it holds (a statement repeated in ``also`` sections counts in each)."""
         out: dict[str, list[Statement]] = {}
         for s in self.statements:
-            out.setdefault(s.section, []).append(s)
+            for section in s.sections:
+                out.setdefault(section, []).append(s)
         return out
+
+    def uncovered(self, found: list[Candidate]) -> list[Candidate]:
+        """Candidates that no statement of their section anchors and that are not marked not normative."""
+        anchored = {(sec, a) for s in self.statements for sec in s.sections for a in s.anchors}
+        return [c for c in found if (c.section, c.anchor) not in anchored and c.anchor not in self.not_normative]
 
 
 def parse_statements(data: dict[str, Any]) -> StatementData:
