@@ -361,6 +361,8 @@ def check_matches(check, case: Case, details: dict[str, list[str]] | None = None
     legality agrees and every ``where`` parameter has an allowed value."""
     if check.legal is not None and case.legal != check.legal:
         return False
+    if check.own and case.section not in check.section:
+        return False
     params = dict(case.params.items_) if params is None else params
     for name, allowed in check.where:
         if params.get(name) not in allowed:

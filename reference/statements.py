@@ -14,8 +14,8 @@ anchor of some statement or listed in ``not_normative`` with a reason.
 
 A selector (``Check``) matches a case when one of the case's section references
 (:class:`reference.sections.SectionRef`) is in ``section`` and its detail contains ``detail``,
-the case's legality equals ``legal`` (when given), and every ``where`` parameter of the case has
-one of the listed values.
+the case's legality equals ``legal`` (when given), every ``where`` parameter of the case has
+one of the listed values, and (with ``own``) the case's own section is one of ``section``.
 """
 
 from __future__ import annotations
@@ -55,12 +55,13 @@ class Check:
     detail: str = ""
     legal: bool | None = None
     where: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    own: bool = False          # only cases whose own section is one of ``section``
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Check:
-        unknown = set(data) - {"section", "detail", "legal", "where"}
+        unknown = set(data) - {"section", "detail", "legal", "where", "own"}
         if unknown:
-            raise ValueError(f"a check expects keys section, detail, legal, where, but got {sorted(unknown)}")
+            raise ValueError(f"a check expects keys section, detail, legal, where, own, but got {sorted(unknown)}")
         sections = data.get("section")
         sections = (sections,) if isinstance(sections, str) else tuple(sections or ())
         for s in sections:
@@ -69,7 +70,7 @@ class Check:
         if not sections:
             raise ValueError(f"a check expects a section, but got {data!r}")
         where = tuple((str(k), tuple(v) if isinstance(v, list) else (v,)) for k, v in (data.get("where") or {}).items())
-        return cls(sections, str(data.get("detail") or ""), data.get("legal"), where)
+        return cls(sections, str(data.get("detail") or ""), data.get("legal"), where, bool(data.get("own")))
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Iterable
 from reference.sections import SECTIONS, parent_section
 from results.junit import UNSECTIONED
 from results.outcome_log import NotRun, Outcome
-from results.status import FAILING, PASSING, Status
+from results.status import FAILING, NOT_EXECUTED, PASSING, Status
 
 STATUS_COLUMNS = tuple(s.value for s in Status)
 
@@ -100,7 +100,8 @@ class SectionRow:
 
     ``counts``: status -> cases exercising the section (primary or other); ``passed`` / ``failed``:
     those with a passing / failing status (``results.status.PASSING`` / ``FAILING``); ``pass_rate``:
-    passed / (passed + failed), None when neither; ``statements_*``: the section's normative
+    passed / executed (all but Skip and NotSupported, as on the dashboard), None when nothing
+    executed; ``statements_*``: the section's normative
     statements in total, linked to cases, marked untestable, and linked to a case that passed here.
     """
 
@@ -125,9 +126,12 @@ class SectionRow:
         return self.primary_cases + self.other_cases
 
     @property
+    def executed(self) -> int:
+        return sum(n for status, n in self.counts.items() if Status(status) not in NOT_EXECUTED)
+
+    @property
     def pass_rate(self) -> float | None:
-        ran = self.passed + self.failed
-        return self.passed / ran if ran else None
+        return self.passed / self.executed if self.executed else None
 
     @property
     def tested(self) -> bool:
@@ -142,7 +146,7 @@ class SectionRow:
         return {"section": self.section, "title": self.title, "depth": self.depth, "parent": self.parent,
                 "primary_cases": self.primary_cases, "other_cases": self.other_cases, "cases": self.cases,
                 "counts": dict(self.counts), "primary_counts": dict(self.primary_counts),
-                "passed": self.passed, "failed": self.failed, "pass_rate": self.pass_rate,
+                "passed": self.passed, "failed": self.failed, "executed": self.executed, "pass_rate": self.pass_rate,
                 "statements_total": self.statements_total, "statements_linked": self.statements_linked,
                 "statements_untestable": self.statements_untestable,
                 "statements_covered": self.statements_covered, "subtree_cases": self.subtree_cases,
@@ -251,3 +255,22 @@ def section_coverage(result, *, statements=None) -> list[SectionRow]:
             statements_covered=sum(1 for st in sts if tally.get(st.id, Counter())["passed"] > 0),
             subtree_cases=subtree[sec]))
     return rows
+
+
+def write_section_coverage(result, out_dir: Path) -> Path:
+    """Write ``coverage-sections.json``: every section's row (:class:`SectionRow`) and every
+    statement's (:class:`StatementRow`, with the spec's sentences when the texts are beside the
+    checkout); returns its path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sections = section_coverage(result)
+    statements = statement_coverage(result, sentences=True)
+    data = {"sections": [r.as_dict() for r in sections], "statements": [r.as_dict() for r in statements],
+            "summary": {"sections": sum(1 for r in sections if r.section in SECTIONS),
+                        "sections_tested": sum(1 for r in sections if r.section in SECTIONS and r.tested),
+                        "statements": len(statements), "statements_linked": sum(1 for r in statements if not r.untestable),
+                        "statements_untestable": sum(1 for r in statements if r.untestable),
+                        "statements_covered": sum(1 for r in statements if r.covered)}}
+    path = out_dir / "coverage-sections.json"
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
