@@ -180,3 +180,19 @@ def test_section_coverage_lists_every_section():
     assert rows["9.7.16.8"].subtree_cases == 4 and rows["9.7.16.8"].untested
     assert parent_section("9.7.16.8.5") == "9.7.16.8"
     assert rows["9.7.16.8.3"].as_dict()["untested"] is False
+
+
+def test_list_command_shows_sections_and_filters_by_exercised_section(capsys):
+    import csv
+    import io
+
+    from conformance.commands.cli import main
+
+    assert main(["list", "--level", "smoke", "--exercising", "9.7.16.4.3", "--with-sections"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert rows and all("9.7.16.4.3" in r["sections"].split() for r in rows)
+    assert {r["family"] for r in rows} <= {"mma.ws", "mma.ws.sp"}
+    assert all(r["sections"].split()[0] == r["section"] and r["statements"] for r in rows)
+    assert main(["list", "--level", "smoke", "--exercising", "9.7.16.10.5.7", "--format", "json", "--with-sections"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data and all(any(ref.startswith("§9.7.16.10.5 layout G") for ref in r["refs"]) for r in data)
