@@ -274,3 +274,32 @@ def write_section_coverage(result, out_dir: Path) -> Path:
     path = out_dir / "coverage-sections.json"
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
     return path
+
+
+def sections_side_by_side(sets, *, sentences: bool = False) -> dict:
+    """Dashboard data for several result sets (columns): every section once with one
+    :class:`SectionRow` dict per column, and every statement once with one :class:`StatementRow`
+    dict per column (``sentences`` adds the spec's sentences, once per statement)."""
+    per_set = [section_coverage(s) for s in sets]
+    st_per_set = [statement_coverage(s) for s in sets]
+    sections = []
+    for rows in zip(*per_set, strict=True):
+        first = rows[0]
+        sections.append({"section": first.section, "title": first.title, "depth": first.depth, "parent": first.parent,
+                         "statements_total": first.statements_total, "columns": [r.as_dict() for r in rows]})
+    statements = []
+    if st_per_set:
+        from reference.statements import load_statements, statement_sentences
+
+        by_id = {st.id: st for st in load_statements().statements}
+        for rows in zip(*st_per_set, strict=True):
+            first = rows[0]
+            entry = {"id": first.id, "section": first.section, "sections": list(by_id[first.id].sections),
+                     "kind": first.kind, "paraphrase": first.paraphrase, "untestable": first.untestable,
+                     "location": f"{first.file}:{first.line}",
+                     "columns": [{"cases": r.cases, "passed": r.passed, "failed": r.failed, "covered": r.covered}
+                                 for r in rows]}
+            if sentences:
+                entry["sentences"] = statement_sentences(by_id[first.id])
+            statements.append(entry)
+    return {"sections": sections, "statements": statements}

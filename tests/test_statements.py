@@ -142,3 +142,18 @@ def test_coverage_counts_statements_per_section():
     assert st["mma.ashift_m"].covered and not st["mma.scale_input_d_range"].covered
     assert st["mma.scale_input_d_range"].failed == 1
     assert json.dumps(st["mma.ashift_m"].as_dict())
+
+
+def test_sections_side_by_side_aligns_columns():
+    from results.coverage import sections_side_by_side
+    from results.resultset import ResultSet
+
+    a, b = ResultSet("a"), ResultSet("b")
+    a.outcomes["x"] = Outcome("x", Status.PASS, section="9.7.16.10.9.1", statements=("mma.ashift_m",))
+    b.outcomes["x"] = Outcome("x", Status.FAIL, section="9.7.16.10.9.1", statements=("mma.ashift_m",))
+    data = sections_side_by_side([a, b], sentences=True)
+    row = next(r for r in data["sections"] if r["section"] == "9.7.16.10.9.1")
+    assert [c["passed"] for c in row["columns"]] == [1, 0] and [c["failed"] for c in row["columns"]] == [0, 1]
+    st = next(s for s in data["statements"] if s["id"] == "mma.ashift_m")
+    assert [c["covered"] for c in st["columns"]] == [True, False]
+    assert len(data["sections"]) >= len(SECTIONS)
