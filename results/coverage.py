@@ -215,9 +215,10 @@ def statement_coverage(result, *, sentences: bool = False, statements=None) -> l
     return rows
 
 
-def section_coverage(result, *, statements=None) -> list[SectionRow]:
+def section_coverage(result, *, statements=None, extra: tuple[str, ...] = ()) -> list[SectionRow]:
     """One row per section of the spec texts (all of ``reference.sections.SECTIONS``, in index
-    order, then any other section the outcomes name) for a ResultSet or an iterable of outcomes."""
+    order, then any other section the outcomes name or ``extra`` lists, sorted) for a ResultSet or
+    an iterable of outcomes."""
     from reference.statements import load_statements
 
     data = statements or load_statements()
@@ -231,7 +232,7 @@ def section_coverage(result, *, statements=None) -> list[SectionRow]:
             every[sec][outcome.status.value] += 1
     tally = _statement_tally(outcomes)
     by_section = data.by_section()
-    order = list(SECTIONS) + sorted(set(every) - set(SECTIONS))
+    order = list(SECTIONS) + sorted((set(every) | set(extra)) - set(SECTIONS))
     subtree: Counter = Counter()
     for sec in order:
         n = sum(every[sec].values())
@@ -280,7 +281,8 @@ def sections_side_by_side(sets, *, sentences: bool = False) -> dict:
     """Dashboard data for several result sets (columns): every section once with one
     :class:`SectionRow` dict per column, and every statement once with one :class:`StatementRow`
     dict per column (``sentences`` adds the spec's sentences, once per statement)."""
-    per_set = [section_coverage(s) for s in sets]
+    named = {sec for s in sets for o in s.outcomes.values() for sec in outcome_sections(o)} - set(SECTIONS)
+    per_set = [section_coverage(s, extra=tuple(sorted(named))) for s in sets]
     st_per_set = [statement_coverage(s) for s in sets]
     sections = []
     for rows in zip(*per_set, strict=True):
