@@ -43,6 +43,7 @@ from reference import tmem_mma_operands as TO
 from reference.datapath_layouts import d_placement, layout_for
 from reference.errors import SpecError, expects_but_got
 from reference.instr_descriptor import InstrDescriptor
+from reference.mma_semantics import ashift_source_rows, rows_taken
 from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 SECTION = "9.7.16.10.9.1"
@@ -287,8 +288,8 @@ class MmaExecution:
         if f.sparse:
             a = self.sparse_a(a)
         if f.ashift:
-            src = self.hook("shift", np.concatenate([[0], np.arange(d.m - 1)]), op="ashift", rows=d.m)
-            a = a[np.asarray(src, dtype=np.int64)]
+            src = self.hook("shift", ashift_source_rows(d.m), op="ashift", rows=d.m)
+            a = rows_taken(a, src)
         shift = ops.column_shift if f.ws else 0
         b = self.collector("b", lambda: self.read_b(shift))
         b = b[:, shift:shift + d.n] if f.group == 1 else b

@@ -17,6 +17,7 @@ from pathlib import Path
 from reference.sections import SECTIONS
 from results.junit import UNSECTIONED
 from results.resultset import ResultSet
+from results.spec_questions import spec_question_rows
 from results.status import SEVERITY
 
 DETAILS_LIMIT = 2000
@@ -57,6 +58,7 @@ def dashboard_data(sets: list[ResultSet], generated: str | None = None) -> dict:
         "columns": columns,
         "sections": {sec: title for sec, title in SECTIONS.items()},
         "cases": cases,
+        "spec_questions": spec_question_rows(sets),
     }
 
 

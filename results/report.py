@@ -19,6 +19,7 @@ from results.dashboard import write_dashboard
 from results.junit import write_junit
 from results.outcome_log import LogProblem
 from results.resultset import ResultSet
+from results.spec_questions import spec_question_rows, write_spec_questions
 from results.status import FAILING
 
 
@@ -73,8 +74,10 @@ def build_reports(sets: list[ResultSet], out_dir: Path) -> ReportSummary:
         summary.cases_per_second[s.label] = s.cases_per_second()
         summary.problems.extend(s.problems)
     write_dashboard(sets, summary.dashboard)
+    write_spec_questions(sets, out_dir / "spec-questions.md")
     data = {"columns": {label: {"counts": counts, "cases_per_s": summary.cases_per_second[label]}
                         for label, counts in summary.counts.items()},
-            "refused_lines": [str(p) for p in summary.problems]}
+            "refused_lines": [str(p) for p in summary.problems],
+            "spec_questions": spec_question_rows(sets)}
     (out_dir / "summary.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
     return summary

@@ -178,7 +178,7 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
 
     ``absolute``: the absolute leading-dimension mode, the row split over two chunks (``_absolute_start``).
     ``lbo_set``: a K-major swizzled tile's descriptor carries LBO = 32..1008 bytes instead of 16
-    (§9.7.16.3.1: "not used"; the image is the same since the tile's K fits one swizzle row)."""
+    (§9.7.16.3.1: "not used"; under the pick of spec question Q-LBO-KSW the image is the same)."""
     swizzle, major = parse_layout(layout_name)
     mn, k = codes_mn_k.shape
     storage = element_storage(dtype, kind)
@@ -194,11 +194,20 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
                                continuation_address=continuation)
     except SpecError as exc:
         raise Untestable(f"no shared-memory layout for the {mn}x{k} {dtype} tile in {layout_name}: {exc}") from None
-    staging.place(layout, codes_mn_k)
-    desc = layout.descriptor()
     if lbo_set and major == "K" and swizzle != "none":
-        desc = replace(desc, leading_byte_offset=16 * int(rng.integers(2, 64)))
-    return desc.encode()
+        # placed with that LBO: the same image under spec question Q-LBO-KSW's pick ("assumed 1"),
+        # units LBO apart along K under its reading "honoured", where an LBO whose units would
+        # land on other rows is drawn again (generators.probes)
+        for _ in range(64):
+            lbo_layout = replace(layout, leading_byte_offset=16 * int(rng.integers(2, 64)))
+            try:
+                staging.place(lbo_layout, codes_mn_k)
+                return lbo_layout.descriptor().encode()
+            except SpecError:
+                continue
+        raise Untestable(f"no LBO in 32..1008 places the {mn}x{k} {dtype} tile in {layout_name} without overlap")
+    staging.place(layout, codes_mn_k)
+    return layout.descriptor().encode()
 
 
 def _rows_by_cta(layout, lane_offset: int):
