@@ -173,5 +173,137 @@ def ts_gemms() -> list[Gemm]:
     ]
 
 
+
+
+# ----------------------------------------------------------------------------------------------
+# block-scaled kinds: scale factors tcgen05.cp'd by CuTe UTCCP atoms (cute/gemm_bs.cuh)
+
+#: UTCCP atom -> its source rows; source row i lands in lanes i (and its broadcast copies), and holds
+#: the 32-row scale-factor image's row i % 32 (every lane quarter must hold the same factors, §9.7.16.10.7)
+UTCCP_ROWS = {"128dp128bit": 128, "4x32dp128bit": 32, "2x64dp128bitlw0213": 64, "2x64dp128bitlw0123": 64}
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """One ``gemm_bs`` configuration: C[128,N] = (A*SFA)(B*SFB)^T, A and B K-major."""
+
+    name: str
+    ta: str
+    tb: str
+    n: int
+    k: int
+    vs: int = 32                 # scale vector size (block32 / block16)
+    sf: str = "ue8m0"            # ue8m0 | ue4m3
+    cpa: str = "128dp128bit"     # SM100_UTCCP_<cpa>_1cta copies SFA
+    cpb: str = "128dp128bit"
+    swa: str = "SW128"
+    swb: str = "SW128"
+    load: str = "32dp32b8x"
+    m: int = 128
+
+    @property
+    def entry(self) -> str:
+        return "cute_" + self.name.replace(".", "_")
+
+    @property
+    def fp4(self) -> bool:
+        return self.ta == "e2m1" and self.tb == "e2m1"
+
+    @property
+    def kblock(self) -> int:
+        return 64 if self.fp4 else 32
+
+    def cpp(self) -> str:
+        ta, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb]
+        tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
+        k = "UMMA::Major::K"
+        if self.fp4:
+            mma = f"SM100_MMA_MXF4_SS<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {self.vs}, {k}, {k}>"
+        else:
+            mma = f"SM100_MMA_MXF8F6F4_SS<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {k}, {k}>"
+        return "\n".join([
+            f"struct Cfg_{self.entry} {{",
+            f"  using TA = {ta}; using TB = {tb}; using TSF = {tsf};",
+            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, SPB = {self.kblock // self.vs};",
+            f"  static constexpr int SFA_ROWS = {UTCCP_ROWS[self.cpa]}, SFB_ROWS = {UTCCP_ROWS[self.cpb]};",
+            f"  using Mma = {mma};",
+            f"  using AtomA = UMMA::Layout_K_{self.swa}_Atom<TA>;",
+            f"  using AtomB = UMMA::Layout_K_{self.swb}_Atom<TB>;",
+            f"  using CpA = SM100_UTCCP_{self.cpa}_1cta;",
+            f"  using CpB = SM100_UTCCP_{self.cpb}_1cta;",
+            f"  using Load = SM100_TMEM_LOAD_{self.load};",
+            "};",
+            f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
+            f"void const* sfa, void const* sfb, void* c) {{ cts::gemm_bs<Cfg_{self.entry}>(a, b, sfa, sfb, c); }}",
+        ])
+
+    def _scales(self, rng, rows: int, cp: str):
+        """(scale values [rows, K // vs], the UTCCP source bytes [source rows, 16]): row r's factor t is
+        byte t of column r // 32 at lane r % 32, i.e. byte 4 * (r // 32) + t of 32-row image row r % 32."""
+        per_row = self.k // self.vs
+        if per_row > 4:
+            raise ValueError(f"{self.name}: K / vs expects at most 4 scale factors a row (one column), but got {per_row}")
+        e = rng.integers(-1, 2, (rows, per_row))
+        code = (e + 127) if self.sf == "ue8m0" else ((e + 7) << 3)
+        image = np.zeros((32, 16), dtype=np.uint8)
+        for r in range(rows):
+            image[r % 32, 4 * (r // 32):4 * (r // 32) + per_row] = code[r]
+        src = image[np.arange(UTCCP_ROWS[cp]) % 32]
+        return 2.0 ** e, src
+
+    def make_case(self, rng: np.random.Generator) -> Case:
+        a = rng.integers(-3, 4, (self.m, self.k))
+        b = rng.integers(-3, 4, (self.n, self.k))
+        sa, sa_src = self._scales(rng, self.m, self.cpa)
+        sb, sb_src = self._scales(rng, self.n, self.cpb)
+        a_s = a * np.repeat(sa, self.vs, axis=1)
+        b_s = b * np.repeat(sb, self.vs, axis=1)
+        want = (a_s @ b_s.T).astype(np.float32)
+        return Case((In(codes(self.ta, a)), In(codes(self.tb, b)), In(sa_src), In(sb_src),
+                     Out("c", (self.m, self.n), np.float32)), (1, 1, 1), {"c": want})
+
+    def families(self) -> tuple[str, ...]:
+        return ("mma_block_scale", "tcgen05_cp", "tmem", "pipeline")
+
+
+def _scaled_kernel(g: Scaled, program: CuteProgram) -> ClientKernel:
+    sig = {"a": "*u8", "b": "*u8", "sfa": "*u8", "sfb": "*u8", "c": "*fp32"}
+    return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
+                        num_warps=4, num_stages=1)
+
+
+def scaled_gemms() -> list[Scaled]:
+    S = Scaled
+    return [
+        S("mxf8_e4m3_m128n128k32_cp128x128b", "e4m3", "e4m3", 128, 32, swa="SW32", swb="SW32"),
+        S("mxf8_e4m3_e5m2_m128n64k128_cp128x128b", "e4m3", "e5m2", 64, 128),
+        S("mxf8_e4m3_m128n128k128_cp32x128b_warpx4", "e4m3", "e4m3", 128, 128, cpa="4x32dp128bit",
+          cpb="4x32dp128bit"),
+        S("mxf8_e4m3_m128n128k64_cp32x128b_warpx4", "e4m3", "e4m3", 128, 64, cpa="4x32dp128bit",
+          cpb="4x32dp128bit", swa="SW64", swb="SW64"),
+        S("mxf8_e5m2_m128n128k64_cp64x128b_02_13", "e5m2", "e5m2", 128, 64, cpa="2x64dp128bitlw0213",
+          cpb="2x64dp128bitlw0213", swa="SW64", swb="SW64"),
+        S("mxf8_e4m3_m128n128k64_cp64x128b_01_23", "e4m3", "e4m3", 128, 64, cpa="2x64dp128bitlw0123",
+          cpb="2x64dp128bitlw0123", swa="SW64", swb="SW64"),
+        S("mxf4_m128n128k128_cp128x128b", "e2m1", "e2m1", 128, 128, swa="SW64", swb="SW64"),
+        S("mxf4_m128n64k128_cp32x128b_warpx4", "e2m1", "e2m1", 64, 128, cpb="4x32dp128bit", swa="SW64",
+          swb="SW64"),
+        S("nvf4_ue4m3_m128n128k64_cp128x128b", "e2m1", "e2m1", 128, 64, vs=16, sf="ue4m3", swa="SW32", swb="SW32"),
+        S("nvf4_ue8m0_m128n64k64_cp64x128b_01_23", "e2m1", "e2m1", 64, 64, vs=16, cpa="2x64dp128bitlw0123",
+          swa="SW32", swb="SW32"),
+    ]
+
+
+def ld_gemms() -> list[Gemm]:
+    """TMEM load atoms of every shape and several .num, over one f16 tile (no-swizzle operands)."""
+    G = Gemm
+    m128 = [("32dp32b1x", 64), ("32dp32b2x", 64), ("32dp32b16x", 64), ("32dp32b64x", 64), ("32dp32b128x", 128)]
+    m64 = [("16dp256b4x", 64), ("16dp128b8x", 64), ("16dp64b16x", 64), ("16dp32b2x", 64), ("16dp256b2x", 128)]
+    return ([G(f"f16_ld_m128n{n}k32_{ld}", "f16", "f16", 128, n, 32, swa="INTER", swb="INTER", load=ld) for ld, n in m128]
+            + [G(f"f16_ld_m64n{n}k32_{ld}", "f16", "f16", 64, n, 32, swa="INTER", swb="INTER", load=ld) for ld, n in m64])
+
+
 def configs() -> list[ClientKernel]:
-    return _family("cute_ss", ss_gemms()) + _family("cute_ts", ts_gemms())
+    scaled = CuteProgram("cute_bs", "gemm_bs.cuh", tuple(g.cpp() for g in scaled_gemms()))
+    return (_family("cute_ss", ss_gemms()) + _family("cute_ts", ts_gemms()) + _family("cute_ld", ld_gemms())
+            + [_scaled_kernel(g, scaled) for g in scaled_gemms()])
