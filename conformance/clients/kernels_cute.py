@@ -58,6 +58,7 @@ class Gemm:
     load: str = "32dp32b8x"      # SM100_TMEM_LOAD_<load>
     ts: bool = False             # A in Tensor Memory
     store: str = "32dp32b8x"     # SM100_TMEM_STORE_<store> (TS: writes A)
+    pair: bool = False           # cta_group::2 (the 2x1SM atom, a cluster of 2 CTAs; gemm_2sm)
 
     @property
     def entry(self) -> str:
@@ -71,8 +72,9 @@ class Gemm:
         """The configuration struct and its ``extern "C"`` kernel."""
         ta, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb]
         major = {"K": "UMMA::Major::K", "MN": "UMMA::Major::MN"}
-        mma = mma_type(_ATOM_KIND[self.ta], "TS" if self.ts else "SS", ta, tb, self.acc, self.m, self.n,
-                       major[self.ma], major[self.mb])
+        form = ("2x1SM_" if self.pair else "") + ("TS" if self.ts else "SS")
+        mma = mma_type(_ATOM_KIND[self.ta], form, ta, tb, self.acc, self.m, self.n, major[self.ma], major[self.mb])
+        body = "gemm_2sm" if self.pair else "gemm_1sm"
         acc_cols = self.n
         return "\n".join([
             f"struct Cfg_{self.entry} {{",
@@ -87,7 +89,7 @@ class Gemm:
             f"  using StoreA = SM100_TMEM_STORE_{self.store};",
             "};",
             f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, void* c) '
-            f"{{ cts::gemm_1sm<Cfg_{self.entry}>(a, b, c); }}",
+            f"{{ cts::{body}<Cfg_{self.entry}>(a, b, c); }}",
         ])
 
     def make_case(self, rng: np.random.Generator) -> Case:
@@ -102,7 +104,7 @@ class Gemm:
                      Out("c", (self.m, self.n), out)), (1, 1, 1), {"c": want})
 
     def families(self) -> tuple[str, ...]:
-        return ("mma", "tmem", "pipeline")
+        return ("mma_cta_pair", "mma", "tmem", "pipeline") if self.pair else ("mma", "tmem", "pipeline")
 
 
 HEADER = "gemm_1sm.cuh"
@@ -121,11 +123,11 @@ def mma_type(kind: str, form: str, ta: str, tb: str, tc: str, m: int, n: int, ma
 def _kernel(g: Gemm, program: CuteProgram) -> ClientKernel:
     sig = {"a": "*u8", "b": "*u8", "c": "*fp32" if g.acc == "float" else "*i32"}
     return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
-                        num_warps=4, num_stages=1)
+                        num_warps=4, num_stages=1, num_ctas=2 if g.pair else 1)
 
 
-def _family(name: str, gemms: list[Gemm], arch: int = 100) -> list[ClientKernel]:
-    program = CuteProgram(name, HEADER, tuple(g.cpp() for g in gemms), arch)
+def _family(name: str, gemms: list[Gemm], arch: int = 100, header: str = HEADER) -> list[ClientKernel]:
+    program = CuteProgram(name, header, tuple(g.cpp() for g in gemms), arch)
     return [_kernel(g, program) for g in gemms]
 
 
@@ -303,7 +305,20 @@ def ld_gemms() -> list[Gemm]:
             + [G(f"f16_ld_m64n{n}k32_{ld}", "f16", "f16", 64, n, 32, swa="INTER", swb="INTER", load=ld) for ld, n in m64])
 
 
+def pair_gemms() -> list[Gemm]:
+    """cta_group::2 (``SM100_MMA_*_2x1SM_SS``) for the kinds Triton reaches only with f16."""
+    G = Gemm
+    return [
+        G("tf32_2sm_m256n128k32", "tf32", "tf32", 256, 128, 32, pair=True),
+        G("f16_2sm_m256n64k64", "f16", "f16", 256, 64, 64, pair=True),
+        G("s8_2sm_m256n128k128", "s8", "s8", 256, 128, 128, pair=True),
+        G("e4m3_2sm_m256n64k128", "e4m3", "e4m3", 256, 64, 128, pair=True),
+        G("f16_2sm_m128n64k64", "f16", "f16", 128, 64, 64, pair=True, load="16dp256b1x"),
+    ]
+
+
 def configs() -> list[ClientKernel]:
     scaled = CuteProgram("cute_bs", "gemm_bs.cuh", tuple(g.cpp() for g in scaled_gemms()))
     return (_family("cute_ss", ss_gemms()) + _family("cute_ts", ts_gemms()) + _family("cute_ld", ld_gemms())
+            + _family("cute_2sm", pair_gemms(), header="gemm_2sm.cuh")
             + [_scaled_kernel(g, scaled) for g in scaled_gemms()])
