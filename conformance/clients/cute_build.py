@@ -155,3 +155,55 @@ def run_host(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) ->
 def compile_ptx(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) -> str:
     """Compile (cached) device code to PTX text for ``arch`` (``sm_100a``, ``sm_103a``)."""
     return _compile(source, "ptx", arch, extra, ".ptx").read_text()
+
+
+PROGRAM_DIR = Path(__file__).resolve().parent / "cute"
+
+
+@dataclass(frozen=True)
+class CuteProgram:
+    """One CuTe kernel family: a header of this package (``cute/<header>``) and the instantiations,
+    compiled together to one PTX module for ``sm_<arch>a`` (one nvcc run per family)."""
+
+    family: str
+    header: str
+    parts: tuple[str, ...]
+    arch: int = 100
+
+    def source(self) -> str:
+        return (PROGRAM_DIR / self.header).read_text() + "\n" + "\n\n".join(self.parts) + "\n"
+
+    def entry(self, name: str) -> "CuteEntry":
+        return CuteEntry(self, name)
+
+
+@dataclass(frozen=True)
+class CuteEntry:
+    """A kernel (``extern "C"`` entry) of a :class:`CuteProgram`: a corpus ``ClientKernel.fn``."""
+
+    program: CuteProgram
+    name: str
+
+    @property
+    def __name__(self) -> str:          # the corpus' cache key and listings read fn.__name__
+        return self.name
+
+
+#: nvcc flags of every corpus program: asserts off (no ``__assertfail`` calls in the PTX)
+PROGRAM_FLAGS = ("-DNDEBUG",)
+
+
+def compile_program(program: CuteProgram) -> str:
+    """The family's PTX (cached by source text, flags and wheel versions)."""
+    return compile_ptx(program.source(), f"sm_{program.arch}a", PROGRAM_FLAGS)
+
+
+def compile_client(kernel):
+    """A corpus ``ClientKernel`` of language ``cute`` as :class:`conformance.clients.build.Compiled`:
+    its family's PTX, its ``extern "C"`` entry, static shared memory only, no scratch parameters
+    (a CUDA C++ kernel takes exactly its own parameters)."""
+    from conformance.clients.build import Compiled
+
+    entry = kernel.fn
+    return Compiled(compile_program(entry.program), entry.name, 0, kernel.num_warps, kernel.num_ctas, 0, 1, 0, 1, (),
+                    f"nvidia-cutlass {_version('nvidia-cutlass')}", scratch_params=False)
