@@ -17,6 +17,7 @@ CuTe tier cannot run (missing wheel or compiler); tests skip with that reason.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -114,10 +115,24 @@ def _compile(source: str, what: str, arch: str, extra: tuple[str, ...], suffix: 
     """Compile ``source`` once into the cache; return the cached output path (atomic)."""
     tc = toolchain()
     flags = tc.flags(arch) + list(extra)
-    out = cache_dir() / f"{_key(source, what, flags, tc)}{suffix}"
+    key = _key(source, what, flags, tc)
+    out = cache_dir() / f"{key}{suffix}"
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
+    # one compile per key across parallel test workers: the others wait, then find the output
+    with open(out.parent / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not out.exists():
+                _compile_into(out, source, what, arch, flags, suffix, tc)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return out
+
+
+def _compile_into(out: Path, source: str, what: str, arch: str, flags: list[str], suffix: str,
+                  tc: CuteToolchain) -> None:
     with tempfile.TemporaryDirectory(prefix="cts-cute-") as tmp:
         src = Path(tmp) / "prog.cu"
         src.write_text(source)
@@ -134,7 +149,6 @@ def _compile(source: str, what: str, arch: str, extra: tuple[str, ...], suffix: 
         if what == "host":
             tmp_out.chmod(0o755)
         os.replace(tmp_out, out)
-    return out
 
 
 def run_host(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) -> str:
