@@ -322,15 +322,18 @@ def _sf_agrees(r, reading: str | None = None) -> bool:
 
 def test_scale_factor_tmem_layouts_match():
     """CuTe's tmem_sf_frg (ScaleFactorDuplicated4by1) through CUTLASS's SF tile shapes equals the
-    reference's placement for every MMA of the grid (1X/2X/4X, K = 96 3X/6X, cta_group::1 and ::2 M = 256).
+    reference's placement for every MMA of the grid (1X/2X/4X, K = 96 3X/6X, sparse, cta_group::1 and ::2
+    M = 256); each MMA reads Table 54's count (sparse: the logical K, as reference.block_scaling decides).
     CU7: the cta_group::2 M = 128 atom's SFB (ScaleFactorDuplicated2by2) splits N over the lane halves."""
     from reference.block_scaling import resolve_scale_vec
 
     recs = _records("sf", "sf")
-    assert len(recs) == 54
+    assert len(recs) == 60
     for r in recs:         # scale factors per MMA = Table 54's SF for the kind, block size and K
-        k = 96 if r["arch"] == "sm103" else {"mxf8f6f4": 32}.get(r["kind"], 64)
-        sf = resolve_scale_vec(r["kind"], f"block{r['vs']}", k, "ue8m0" if r["vs"] == 32 else "ue4m3")[1]
+        sparse = "SPARSE" in r["atom"]   # VS counts logical elements: block VS/2 over the logical K (2x)
+        k = 96 if r["arch"] == "sm103" else {"mxf8f6f4": 32}.get(r["kind"], 64) * (2 if sparse else 1)
+        block = r["vs"] // 2 if sparse else r["vs"]
+        sf = resolve_scale_vec(r["kind"], f"block{block}", k, "ue4m3" if block == 16 else "ue8m0")[1]
         assert {n for _, n in _sf_mmas(r)} == {sf}, r["atom"]
     split = [r for r in recs if r["alloc"] == "2by2"]
     assert all(_sf_agrees(r) for r in recs if r["alloc"] == "4by1")
@@ -361,7 +364,7 @@ def test_scale_factor_smem_to_tmem_is_utccp_32x128b_warpx4():
     §9.7.16.9): each 512-byte block of the smem layout is 32 source rows of 16 bytes; row r lands in the lanes
     ``cp_destinations`` gives (r + 32 q), byte b of the row in column b // 4, byte b % 4 of a 4-column group."""
     recs = [r for r in _records("sf", "sf") if "smem" in r and r["alloc"] == "4by1"]
-    assert len(recs) == 36
+    assert len(recs) == 42
     dest = collections.defaultdict(set)
     for row, lane in cp_destinations("32x128b", "warpx4"):
         dest[row].add(lane)

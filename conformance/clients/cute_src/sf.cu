@@ -105,6 +105,8 @@ constexpr auto KM = UMMA::Major::K;
 #define MXF8_2SM(M, N) SM100_MMA_MXF8F6F4_2x1SM_SS<E4, E4, float, U8, M, N, KM, KM>
 #define MXF4(M, N, VS, SF) SM100_MMA_MXF4_SS<E2, E2, float, SF, M, N, VS, KM, KM>
 #define MXF4_2SM(M, N, VS, SF) SM100_MMA_MXF4_2x1SM_SS<E2, E2, float, SF, M, N, VS, KM, KM>
+#define MXF8_SP(M, N) SM100_MMA_MXF8F6F4_SS_SPARSE<E4, E4, float, U8, M, N, KM, KM>
+#define MXF4_SP(M, N, VS, SF) SM100_MMA_MXF4NVF4_SS_SPARSE<E2, E2, float, SF, M, N, VS, KM, KM>
 #define ULTRA(M, N, VS, SF) SM103::SM103_MXF4_ULTRA_SS_VS<E2, E2, float, SF, M, N, VS, KM, KM>
 #define ULTRA_2SM(M, N, VS, SF) SM103::SM103_MXF4_ULTRA_2x1SM_SS_VS<E2, E2, float, SF, M, N, VS, KM, KM>
 
@@ -115,6 +117,11 @@ int main() {
   sm100<MXF4(128, N, 32, U8), 32, 128, N, 256>("mxf4", "SM100_MMA_MXF4_SS", 1, "4by1");                  \
   sm100<MXF4(128, N, 16, U4), 16, 128, N, 256>("mxf4nvf4", "SM100_MMA_MXF4_SS", 1, "4by1");
   SM100_1CTA(64) SM100_1CTA(128) SM100_1CTA(192) SM100_1CTA(256)
+  // sparse (tcgen05.mma.sp), cta_group::1 M = 128: logical K = 64 / 128, VS counts logical elements
+  // (VS = 64 issues kind::mxf4 .block32, VS = 32 kind::mxf4nvf4 .block16: cute/arch/mma_sm100_umma.hpp:1451-1490)
+  sm100<MXF8_SP(128, 128), 64, 128, 128, 256>("mxf8f6f4", "SM100_MMA_MXF8F6F4_SS_SPARSE", 1, "4by1");
+  sm100<MXF4_SP(128, 128, 64, U8), 64, 128, 128, 256>("mxf4", "SM100_MMA_MXF4NVF4_SS_SPARSE", 1, "4by1");
+  sm100<MXF4_SP(128, 256, 32, U4), 32, 128, 256, 256>("mxf4nvf4", "SM100_MMA_MXF4NVF4_SS_SPARSE", 1, "4by1");
   // cta_group::2, M = 256 (128 rows of A per CTA; SFB of all N columns in each CTA: MMA_ScaleFactor)
 #define SM100_2CTA(N)                                                                                    \
   sm100<MXF8_2SM(256, N), 32, 256, N, 128>("mxf8f6f4", "SM100_MMA_MXF8F6F4_2x1SM_SS", 2, "4by1");        \
