@@ -288,15 +288,11 @@ def _sf_mmas(r) -> list[tuple[int, int]]:
 
 def _sf_reference_cells(mn: int, sf: int, scale_id: int):
     """Where ``reference.tmem_mma_operands.read_scale_factors`` reads scale factor s of row/column x in
-    lane quarter q, found by reading cells whose bytes name their own position: ([q, x, s] lane, column, byte)."""
-    from reference import tmem_mma_operands as TO
+    lane quarter q (``tmem-scale-factors``' function): [q, x, s] lane, column, byte."""
+    from conformance.commands.tmem import scale_factor_cells
 
-    span = TO.scale_factor_span(mn, sf, scale_id)
-    pos = (4 * np.arange(span)[:, None] + np.arange(4)[None, :]).astype(np.uint32)          # byte id per cell byte
-    named = np.broadcast_to((pos << (8 * np.arange(4, dtype=np.uint32))).sum(axis=1, dtype=np.uint32), (128, span))
-    lanes = np.broadcast_to(np.arange(128, dtype=np.uint32)[:, None] * np.uint32(0x01010101), (128, span))
-    where = TO.read_scale_factors(named, mn, sf, scale_id).astype(int)
-    return TO.read_scale_factors(lanes, mn, sf, scale_id).astype(int), where // 4, where % 4
+    cells = scale_factor_cells(mn, sf, scale_id)[1]
+    return cells[..., 0], cells[..., 1], cells[..., 2]
 
 
 def _sf_agrees(r, reading: str | None = None) -> bool:
@@ -379,3 +375,22 @@ def test_scale_factor_smem_to_tmem_is_utccp_32x128b_warpx4():
         block_to_group = {}
         for b, g in zip((smem // 512).ravel(), (col[:, :, 0] // 4).ravel(), strict=True):
             assert block_to_group.setdefault(b, g) == g, r["atom"]       # one copy per 512-byte block
+
+
+def test_cli_tmem_scale_factors_matches_cute():
+    """``tmem-scale-factors`` prints, per (x, s, quarter), the cell CuTe's tmem_sf_frg puts the factor in,
+    relative to the MMA's address; with ``--reading Q-K96-SFW=compact`` the N = 192 K = 96 SFB differs."""
+    recs = [r for r in _records("sf", "sf") if r["alloc"] == "4by1"]
+    for r in recs[::5] + [r for r in recs if r["arch"] == "sm103" and r["n"] == 192 and r["operand"] == "B"]:
+        lane, col, byte = _sf_cells(r)
+        mn = r["m"] // r["ctas"] if r["operand"] == "A" else r["n"]
+        for reading in (["--reading", "Q-K96-SFW=compact"] if r["n"] == 192 and r["arch"] == "sm103" else []), []:
+            for t0, sf in _sf_mmas(r)[1:3]:
+                c0, sid = col[t0, 0, 0, 0], int(byte[t0, 0, 0, 0])
+                got = json.loads(_cli("tmem-scale-factors", "--mn", str(mn), "--sf", str(sf), "--scale-id", str(sid), *reading))
+                rows = np.array(got["cells"])
+                x, s, q = rows[:, 0], rows[:, 1], rows[:, 2]
+                t, j = (t0 + s, 0 * s) if r["arch"] == "sm103" else (t0 + 0 * s, s)
+                same = ((lane[t, j, q, x] == rows[:, 3]) & (col[t, j, q, x] - c0 == rows[:, 4])
+                        & (byte[t, j, q, x] == rows[:, 5])).all()
+                assert same == (not reading or sid + sf <= 4), (r["atom"], r["n"], reading, t0)
