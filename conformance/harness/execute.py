@@ -138,8 +138,11 @@ def check_case(xcase: ExecCase, request) -> None:
     conflicts = reading_conflicts(request.config, device, case)
     try:
         compare_case(exp, run.outputs, section_id=case.section, case_id=xcase.case_id, repro=repro)
-        if conflicts:        # the values agree, but they follow a reading this device does not
-            pytest.fail(f"§{case.section} {conflict_message(xcase.case_id, conflicts)}", pytrace=False)
+        if conflicts:
+            # The device follows another reading, but this case's data gives the same values under
+            # both: its result is right whichever reading holds, so it passes (a Fail here would be
+            # a wrong verdict, and would make a case's outcome depend on another case's run).
+            props.append(("spec_question_conflict", conflict_message(xcase.case_id, conflicts)))
         return
     except ComparisonFailure as exc:
         failure = str(exc)
