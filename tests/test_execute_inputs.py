@@ -83,7 +83,7 @@ def test_smem_operands_read_back_through_the_descriptor(case, inputs):
     ks = op.k // 2 if op.sparse else op.k
     for cta in range(cg):
         smem = inputs.in_blocks[cta][rec["smem_src"]:rec["smem_src"] + rec["smem_bytes"]]
-        image = SmemImage(0, smem)
+        image = SmemImage(rec.get("smem_dst", 0), smem)      # the copy lands smem_dst bytes into the buffer
         if p["a_operand"] != "tmem":
             _, major = parse_layout(p["a_operand"])
             got = read(image, SmemDescriptor.decode(rec["a_desc"]), op.m // cg, ks, op.a_type, major, kind=op.kind)
@@ -142,15 +142,20 @@ def test_d_region_holds_c_at_the_data_path_cells():
 
 
 def test_values_are_small_and_normal():
-    """Every A/B element is a nonzero normal number of at most 2 significant bits, |x| <= 3."""
+    """Every floating-point A/B element is a nonzero normal number of at most 2 significant bits,
+    |x| <= 3; integer tiles span their type's full range: minimum, maximum and zero (issue 15)."""
+    full = {"u8": (0, 255), "s8": (-128, 127)}
     for case, inputs in MMA_INPUTS:
         lg = inputs.logical["mma"]
         for fmt, codes in ((lg.op.a_type, lg.a), (lg.op.b_type, lg.b)):
             v = F.decode(fmt, codes)
-            assert np.all(v != 0) and np.all(np.abs(v) <= 7 if fmt in ("u8", "s8") else np.abs(v) <= 3)
-            if fmt not in ("u8", "s8"):
-                mant, _ = np.frexp(np.abs(v))
-                assert np.all((mant * 4) == np.round(mant * 4)), case.case_id
+            if fmt in full:
+                lo, hi = full[fmt]
+                assert v.min() == lo and v.max() == hi and (v == 0).any(), case.case_id
+                continue
+            assert np.all(v != 0) and np.all(np.abs(v) <= 3)
+            mant, _ = np.frexp(np.abs(v))
+            assert np.all((mant * 4) == np.round(mant * 4)), case.case_id
 
 
 def test_k96_absolute_lbo_splits_rows_and_sets_the_flags():

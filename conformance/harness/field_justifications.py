@@ -63,8 +63,6 @@ JUSTIFIED: tuple[Justification, ...] = (
     Justification("idesc Table 44", "SFB id", "1", (0,), "kind::mxf4/mxf4nvf4 scale-factor ids are 0 or 2 "
                   "(Table 44; ids 1 and 3 only in the K=96 figures, an erratum reading: reference.tables."
                   "descriptor_scale_ids)", "9.7.16.10.7"),
-    Justification("smem descriptor", "start address>>4", "1", (13,), "address bit 17 (128 KiB): the staging "
-                  "buffer is below it (docs/kernel-abi.md)", "9.7.16.4.1"),
     Justification("taddr ld/st", "lane", "1", tuple(range(7, 16)), "Tensor Memory has 128 lanes: lane bits 7-15 "
                   "of a legal address are 0", "9.7.16.1.1"),
 )

@@ -21,7 +21,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from generators.inputs import values as V
-from generators.inputs.block import PATTERN_ALIGN, InBlocks, Preloads, Staging, tile_start
+from generators.inputs.block import (
+    PATTERN_ALIGN,
+    InBlocks,
+    Preloads,
+    Staging,
+    high_shift,
+    relocate,
+    tile_start,
+)
 from generators.inputs.types import NUMERICS, CaseInputs, TmemRegion, Untestable
 from generators.ptx import record as R
 from generators.variants.common import parse_layout
@@ -177,7 +185,7 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
     """Place an mn x k operand tile in ``staging`` (``block.tile_start``); its descriptor.
 
     ``absolute``: the absolute leading-dimension mode, the row split over two chunks (``_absolute_start``).
-    ``lbo_set``: a K-major swizzled tile's descriptor carries LBO = 32..1008 bytes instead of 16
+    ``lbo_set``: a K-major swizzled tile's descriptor carries LBO = 32..2^18-16 bytes instead of 16
     (§9.7.16.3.1: "not used"; the image is the same since the tile's K fits one swizzle row)."""
     swizzle, major = parse_layout(layout_name)
     mn, k = codes_mn_k.shape
@@ -197,7 +205,7 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
     staging.place(layout, codes_mn_k)
     desc = layout.descriptor()
     if lbo_set and major == "K" and swizzle != "none":
-        desc = replace(desc, leading_byte_offset=16 * int(rng.integers(2, 64)))
+        desc = replace(desc, leading_byte_offset=16 * int(rng.integers(2, 1 << 14)))   # any of the 14 bits
     return desc.encode()
 
 
@@ -270,6 +278,7 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     smem = [st.padded() for st in stagings]
     rec["smem_bytes"] = max(len(s) for s in smem)
     rec["smem_src"] = blocks.add([s + b"\0" * (rec["smem_bytes"] - len(s)) for s in smem], align=1024)
+    relocate(rec, high_shift(rec["smem_bytes"], tile_seed + 1))
     pre = Preloads(blocks)
     region = d_region(op, logical.c, rng, logical.lane_offset)
     pre.add(D_COL, list(region.before))
