@@ -37,6 +37,7 @@ from conformance.harness.oracles import OracleError, expected
 from generators.inputs import NUMERICS
 from generators.inputs.mma import untestable_reason
 from generators.params import Case
+from generators.sections import section_ids_of, statements_of
 
 MMA_FAMILIES = ("mma", "mma.sp", "mma.ws", "mma.ws.sp")
 _SERVICES = pytest.StashKey[dict]()
@@ -83,7 +84,8 @@ def parametrize_cases(metafunc, families: Sequence[str]) -> None:
     params = []
     for xc in execution_cases(metafunc.config, families):
         mark = cts_case(case_id=xc.case_id, section=xc.case.section, family=xc.case.family,
-                        mode=xc.mode, **_variant(xc.case))
+                        sections=section_ids_of(xc.case),
+                        statements=statements_of(xc.case), mode=xc.mode, **_variant(xc.case))
         params.append(pytest.param(xc, id=xc.case_id, marks=mark))
     metafunc.parametrize("xcase", params)
 
