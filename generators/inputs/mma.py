@@ -16,6 +16,7 @@ Tensor Memory columns (of the 512-column allocation): D 0, A 256, SFA 384, SFB 4
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -45,10 +46,12 @@ from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 D_COL, A_COL, SFA_COL, SFB_COL, META_COL = 0, 256, 384, 416, 448
 LANES = 128
-# disable-output-lane words (word i of n; bit b of the vector = lane b % 128 of CTA b // 128)
-DOL_PATTERNS = {"zero": lambda i, n: 0, "odd_lanes": lambda i, n: 0xAAAAAAAA,
-                "warp1": lambda i, n: 0xFFFFFFFF if i == 1 else 0,
-                "last_warp": lambda i, n: 0xFFFFFFFF if i == n - 1 else 0}
+# disable-output-lane words (word i of n, the case's phase 0 or 1; bit b of the vector = lane b % 128
+# of CTA b // 128): every lane bit is 1 in some case and 0 in another (field coverage, issue 15)
+DOL_PATTERNS = {"zero": lambda i, n, ph: 0,
+                "alternate_lanes": lambda i, n, ph: 0x55555555 if (i + ph) % 2 else 0xAAAAAAAA,
+                "warp1": lambda i, n, ph: 0xFFFFFFFF if i == 1 else 0,
+                "last_warp": lambda i, n, ph: 0xFFFFFFFF if i == n - 1 else 0}
 # §9.7.16.4.3 worked examples 2 and 4 (skip 2, use 3; example 4 with start counts and shift 2)
 ZCM = {
     "off": ZeroColumnMaskDescriptor(),
@@ -74,12 +77,19 @@ class MmaLogical:
     lane_offset: int = 0
 
 
-def mma_op(p) -> MmaOp:
-    """The value-relevant qualifiers of a case (``reference.mma_qualifiers.MmaOp``)."""
+def dol_phase(case_id: str) -> int:
+    """The phase of a case's ``alternate_lanes`` vector: a bit of its ID's CRC (stable, varies by case)."""
+    return (zlib.crc32(case_id.encode()) >> 7) & 1
+
+
+def mma_op(p, phase: int = 0) -> MmaOp:
+    """The value-relevant qualifiers of a case (``reference.mma_qualifiers.MmaOp``); ``phase``: the
+    disable-output-lane pattern's (:func:`dol_phase`)."""
     neg = p["negate"]
     dol = None
     if p["dol"] is not None:
-        dol = tuple(DOL_PATTERNS[p["dol"]](i, 4 * p["cta_group"]) for i in range(4 * p["cta_group"]))
+        n = 4 * p["cta_group"]
+        dol = tuple(DOL_PATTERNS[p["dol"]](i, n, phase) for i in range(n))
     return MmaOp(kind=p["kind"], a_type=p["a_type"], b_type=p["b_type"], d_type=p["d_type"], m=p["m"], n=p["n"],
                  sparse=p["sparse"], ws=p["ws"], cta_group=p["cta_group"], k96=p["k"] == 96,
                  scale_type=p["scale_type"], scale_vec=p["scale_vec"], a_scale_id=p["scale_ids"][0],
@@ -313,7 +323,7 @@ def mma_inputs(case, rng, mode: str) -> CaseInputs:
     why = untestable_reason(p)
     if why:
         raise Untestable(why)
-    op = mma_op(p)
+    op = mma_op(p, dol_phase(case.case_id))
     if T.mma_k(op.kind, op.sparse, k96=op.k96) != p["k"]:
         raise Untestable(f"case K {p['k']} differs from Table 39's K for kind::{op.kind}")
     logical = logical_operands(op, rng, mode)

@@ -41,9 +41,10 @@ from reference.instr_descriptor import InstrDescriptor
 from reference.smem_choice import choose_layout
 
 COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
-# disable-output-lane masks (runtime; words in generators/inputs/mma.py): none, every odd lane,
-# lanes 32-63 of the issuing CTA, lanes 96-127 of the last CTA (the peer with cta_group::2)
-DOL_PATTERNS = ("zero", "odd_lanes", "warp1", "last_warp")
+# disable-output-lane masks (runtime; words in generators/inputs/mma.py): none, every other lane
+# (odd lanes in even words and even lanes in odd words, or the other way round, per case), lanes
+# 32-63 of the issuing CTA, lanes 96-127 of the last CTA (the peer with cta_group::2)
+DOL_PATTERNS = ("zero", "alternate_lanes", "warp1", "last_warp")
 ZCM_PATTERNS = ("off", "example2", "example4")           # zero-column masks after §9.7.16.4.3 examples
 NEGATE = ("none", "a", "b", "ab")
 KERNEL_AXES = ("a_operand", "collector", "ashift", "dol", "scale_input_d", "zcm", "scale_vec")
