@@ -74,6 +74,25 @@ for _role in ("D", "A", "SFA", "SFB", "metadata", "ld/st", "cp", "shift"):
                                     "lanes: lane bits 7-15 of a legal address are 0", "9.7.16.1.1"),)
 
 
+_ALIGNED = "the lane alignment of D, A and the metadata is 0, or 16 for Layouts F and C (§9.7.16.10.5 table; the " \
+           "same for all three, §9.7.16.10.8.5): lane bits 0-3 and 5-6 of a legal address are 0"
+for _role in ("D", "A", "metadata"):
+    JUSTIFIED += (Justification(f"taddr {_role}", "lane", "1", (0, 1, 2, 3, 5, 6), _ALIGNED, "9.7.16.10.5"),)
+for _role in ("SFA", "SFB"):
+    JUSTIFIED += (Justification(f"taddr {_role}", "lane", "1", tuple(range(7)), "scale factors are duplicated to all "
+                                "32-lane partitions of Tensor Memory: the address names lane 0 and the four quarters "
+                                "hold the same", "9.7.16.10.7"),)
+JUSTIFIED += (
+    Justification("taddr shift", "lane", "1", tuple(range(5)), "the lane of tcgen05.shift's taddr must be aligned to "
+                  "32", "9.7.16.9.3"),
+    Justification("taddr cp", "lane", "1", (5, 6), "every tcgen05.cp shape reaches lanes up to 96 past its address "
+                  "(.4x256b: one row per quarter; the others all 128 lanes): a legal lane is below 32", "9.7.16.9.2"),
+    Justification("taddr cp", "lane", "1", tuple(range(5)), "only .4x256b leaves room for a lane offset (1-31), and "
+                  "where its rows land then is not in the text (no figure; reference.tmem_cp takes the CUTLASS "
+                  "SM100_UTCCP_4x32dp128bit map for lane 0 only): left to the cases at lane 0", "9.7.16.9.2"),
+)
+
+
 def fixed_reason(hole: Hole) -> str | None:
     """A reserved bit never 1, or a bit of a fixed constant never at the other value."""
     if hole.what != "bit":

@@ -11,7 +11,11 @@ through the reference's writers only:
 * C in the D region: ``reference.datapath_layouts.d_placement``. The whole D region is preloaded
   (cells D does not cover hold random words), so every read-back word has a defined expected value.
 
-Tensor Memory columns (of the 512-column allocation): D 0, A 256, SFA 384, SFB 416, metadata 448.
+Tensor Memory columns (of the 512-column allocation): each MMA case places D, A, SFA, SFB and the
+metadata at its own columns (:func:`tmem_columns`: the regions in a random order with random gaps,
+so every column bit of every address is 0 in some case and 1 in another), and Layouts F and C use
+lane alignment 16 in half of their cases (§9.7.16.10.5 table); the synchronization patterns keep
+:data:`FIXED_COLUMNS` (D 0, A 256, SFA 384, SFB 416, metadata 448).
 """
 
 from __future__ import annotations
@@ -46,6 +50,46 @@ from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 D_COL, A_COL, SFA_COL, SFB_COL, META_COL = 0, 256, 384, 416, 448
 LANES = 128
+COLUMNS = 512                 # the kernel's allocation (§9.7.16.1: 512 columns)
+
+
+@dataclass(frozen=True)
+class TmemColumns:
+    """Columns of an MMA's Tensor Memory operands (relative to the allocation)."""
+
+    d: int = D_COL
+    a: int = A_COL
+    sfa: int = SFA_COL
+    sfb: int = SFB_COL
+    meta: int = META_COL
+
+
+FIXED_COLUMNS = TmemColumns()
+
+
+def tmem_columns(widths: dict[str, int], rng) -> TmemColumns:
+    """Disjoint columns for regions of ``widths`` ({"d", "a", "sfa", "sfb", "meta"}: columns; absent
+    = unused): the regions in a random order, the free columns split into random gaps between them."""
+    names = [n for n in ("d", "a", "sfa", "sfb", "meta") if widths.get(n)]
+    free = COLUMNS - sum(widths[n] for n in names)
+    if free < 0:
+        raise ValueError(f"Tensor Memory regions expect at most {COLUMNS} columns in all, but got {COLUMNS - free}")
+    order = [names[i] for i in rng.permutation(len(names))]
+    cuts = np.sort(rng.integers(0, free + 1, size=len(order)))
+    out, col, prev = {}, 0, 0
+    for name, cut in zip(order, cuts, strict=True):
+        col += int(cut) - prev
+        prev = int(cut)
+        out[name] = col
+        col += widths[name]
+    return replace(FIXED_COLUMNS, **out)
+
+
+def lane_alignment(op: MmaOp, rng) -> int:
+    """The lane alignment of D, A and the metadata: 0, or 16 for half the cases of Layouts F and C
+    (§9.7.16.10.5: "0 or 16"; the same for all three, §9.7.16.10.8.5)."""
+    aligns = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws).lane_alignments
+    return int(aligns[int(rng.integers(len(aligns)))])
 # disable-output-lane words (word i of n, the case's phase 0 or 1; bit b of the vector = lane b % 128
 # of CTA b // 128): every lane bit is 1 in some case and 0 in another (field coverage, issue 15)
 DOL_PATTERNS = {"zero": lambda i, n, ph: 0,
@@ -245,30 +289,31 @@ def _scale_region(codes: np.ndarray, scale_id: int, rng) -> np.ndarray:
     return cells | noise
 
 
-def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0) -> TmemRegion:
+def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0, column: int = D_COL) -> TmemRegion:
     """The D region before the MMA: C at its data-path cells, random words elsewhere."""
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     ncols = columns_used(layout, op.n)
     before = V.random_words(rng, (op.cta_group, LANES, ncols))
     where = d_placement(layout, op.n, lane_offset)
     before[where[..., 0], where[..., 1], where[..., 2]] = np.asarray(c_codes, dtype=np.uint64).astype(np.uint32)
-    return TmemRegion(D_COL, before, np.ones(before.shape, dtype=bool))
+    return TmemRegion(column, before, np.ones(before.shape, dtype=bool))
 
 
 def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, preload_a: bool = True,
-              extra_smem=None) -> tuple[dict, InBlocks, Preloads, TmemRegion]:
+              extra_smem=None, placed: bool = False) -> tuple[dict, InBlocks, Preloads, TmemRegion]:
     """Record fields, in blocks and preloads of an MMA (shared with the synchronization patterns).
 
     ``preload_a=False``: A in Tensor Memory is left to the kernel (a tcgen05.cp); ``extra_smem(staging)``
-    stages more shared memory after A and B and returns record fields.
+    stages more shared memory after A and B and returns record fields. ``placed``: Tensor Memory
+    columns from :func:`tmem_columns` (else :data:`FIXED_COLUMNS`); the lane alignment of D, A and
+    the metadata is ``logical.lane_offset``.
     """
     op = logical.op
     cg = op.cta_group
     layout = layout_for(op.m, cg, sparse=op.sparse, ws=op.ws)
     mc, nc = op.m // cg, op.n // cg
     blocks = blocks or InBlocks(cg)
-    rec: dict = {"idesc": p["idesc"], "tm_d": D_COL, "tm_a": A_COL, "tm_sfa": SFA_COL, "tm_sfb": SFB_COL,
-                 "tm_meta": META_COL, "flags": R.FLAG_ENABLE_INPUT_D if op.enable_input_d else 0}
+    rec: dict = {"idesc": p["idesc"], "flags": R.FLAG_ENABLE_INPUT_D if op.enable_input_d else 0}
     stagings = [Staging() for _ in range(cg)]
     absolute = p.get("lbo_mode") == "absolute"        # both smem operands (K-major 128B, _row_valid)
     lbo_set = p.get("lbo_mode") == "relative_lbo_set"
@@ -289,23 +334,31 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     rec["smem_bytes"] = max(len(s) for s in smem)
     rec["smem_src"] = blocks.add([s + b"\0" * (rec["smem_bytes"] - len(s)) for s in smem], align=1024)
     relocate(rec, high_shift(rec["smem_bytes"], tile_seed + 1))
-    pre = Preloads(blocks)
-    region = d_region(op, logical.c, rng, logical.lane_offset)
-    pre.add(D_COL, list(region.before))
+    lane = logical.lane_offset
+    region = d_region(op, logical.c, rng, lane)
+    tmem = {"d": list(region.before)}
     if p["a_operand"] == "tmem" and preload_a:
-        pre.add(A_COL, _row_region(layout, TO.pack_a(op.kind, op.a_type, logical.a), cg, rng))
+        tmem["a"] = _row_region(layout, TO.pack_a(op.kind, op.a_type, logical.a), cg, rng, lane)
     if op.sparse:
         cells = TO.pack_metadata(op.kind, logical.meta, 0 if op.block_scaled else op.sparsity_selector)
         garbage = V.random_words(rng, cells.shape)
         first, _ = TO.metadata_cells(op.kind, 0 if op.block_scaled else op.sparsity_selector)
         cells[:, :first] = garbage[:, :first]          # sub-columns the selector does not pick
-        pre.add(META_COL, _row_region(layout, cells, cg, rng))
+        tmem["meta"] = _row_region(layout, cells, cg, rng, lane)
     if op.block_scaled:
-        pre.add(SFA_COL, [_scale_region(logical.scale_a[c * mc:(c + 1) * mc], op.a_scale_id, rng) for c in range(cg)])
-        sfb = _scale_region(logical.scale_b.T, op.b_scale_id, rng)
-        pre.add(SFB_COL, [sfb] * cg)
+        tmem["sfa"] = [_scale_region(logical.scale_a[c * mc:(c + 1) * mc], op.a_scale_id, rng) for c in range(cg)]
+        tmem["sfb"] = [_scale_region(logical.scale_b.T, op.b_scale_id, rng)] * cg
+    cols = FIXED_COLUMNS
+    if placed:
+        cols = tmem_columns({k: v[0].shape[1] for k, v in tmem.items()}, rng)
+    region = replace(region, column=cols.d)
+    pre = Preloads(blocks)
+    for key, cells in tmem.items():
+        pre.add(getattr(cols, key), cells)
+    rec.update(tm_d=lane << 16 | cols.d, tm_a=lane << 16 | cols.a, tm_sfa=cols.sfa, tm_sfb=cols.sfb,
+               tm_meta=lane << 16 | cols.meta)
     rec["preload"] = pre.record()
-    rec["readback"] = [D_COL, region.ncols]
+    rec["readback"] = [cols.d, region.ncols]
     if op.disable_output_lane is not None:
         rec["dol"] = list(op.disable_output_lane)
     if op.zero_column_mask is not None:
@@ -327,7 +380,8 @@ def mma_inputs(case, rng, mode: str) -> CaseInputs:
     if T.mma_k(op.kind, op.sparse, k96=op.k96) != p["k"]:
         raise Untestable(f"case K {p['k']} differs from Table 39's K for kind::{op.kind}")
     logical = logical_operands(op, rng, mode)
-    rec, blocks, _, region = place_mma(p, logical, rng)
+    logical = replace(logical, lane_offset=lane_alignment(op, rng))
+    rec, blocks, _, region = place_mma(p, logical, rng, placed=True)
     decisions = ()
     if op.sparse:
         decisions += ("sparsity metadata in Tensor Memory (reference.tmem_mma_operands)",)

@@ -185,7 +185,7 @@ def shift_inputs(case, rng) -> CaseInputs:
     before = V.random_words(rng, (cg, LANES, SHIFT_COLUMNS))
     blocks = InBlocks(cg)
     stagings = [Staging() for _ in range(cg)]
-    rec = {"taddr": p["column"]}
+    rec = {"taddr": p.get("lane", 0) << 16 | p["column"]}
     _smem(blocks, stagings, rec)
     pre = Preloads(blocks)
     pre.add(p["column"], list(before))
