@@ -198,7 +198,26 @@ def logical_operands(op: MmaOp, rng, mode: str) -> MmaLogical:
     c = _accumulator(op, rng, mode)
     if mode == NUMERICS:
         a, c = _numerics_rows(op, a, c, rng)
+        a, b, c, sa, sb = _special_values(op, a, b, c, sa, sb)
     return MmaLogical(op, a, b, c, meta, sa, sb)
+
+
+def _special_values(op: MmaOp, a, b, c, sa, sb):
+    """Numerics companions: every special value class of each operand's type (``values.class_codes``:
+    +-0, subnormal, smallest and largest normal, +-Inf, NaN) from row 2 of A, C and SFA on, in
+    column 1 of B and column 2 of SFB (issue 15: value coverage; compared with the hardware model
+    bit for bit, or within the spec model's bound, NaN for NaN and Inf for Inf)."""
+    def specials(fmt):
+        return list(V.class_codes(fmt).values())
+
+    a = V.plant(a, 2 * a.shape[1], specials(op.a_type))
+    b = V.plant(b.T, b.shape[0], specials(op.b_type)).T
+    if op.d_type != "s32":
+        c = V.plant(c, 2 * c.shape[1], specials(op.d_type))
+    if sa is not None:
+        sa = V.plant(sa, 2 * sa.shape[1], specials(op.scale_type)).astype(sa.dtype)
+        sb = V.plant(sb.T, 2 * sb.shape[0], specials(op.scale_type)).T.astype(sb.dtype)
+    return a, b, c, sa, sb
 
 
 def _numerics_rows(op: MmaOp, a: np.ndarray, c: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:

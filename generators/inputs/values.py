@@ -99,3 +99,34 @@ def distinct_f32_words(rng: np.random.Generator, shape) -> np.ndarray:
     mags = np.stack([rng.permutation(np.arange(1, 4 * cols + 1))[:cols] for _ in range(rows)]).reshape(shape)
     vals = mags.astype(np.float32) * np.float32(0.375) * rng.choice(np.array([-1, 1], dtype=np.float32), size=shape)
     return vals.astype(np.float32).view(np.uint32)
+
+
+def class_codes(fmt: str) -> dict[str, int]:
+    """One code per special value class of floating-point ``fmt`` that it has (§5.2.1, §5.2.3; OCP
+    MX v1.0 §5.3): -0, the smallest subnormal, the smallest and largest normal, minus the largest,
+    +-Inf, a NaN, and +0 where the format has no sign (numerics companions, issue 15). Normal:
+    exponent field >= 1 (ue8m0: every code)."""
+    f = F.get_format(fmt)
+    if f.container_bits == 32:                 # f32 and tf32 (tf32: the value bits of its container)
+        ulp = 1 if f.mantissa_bits == 23 else 1 << 13
+        out = {"+0": 0, "-0": 0x80000000, "subnormal": ulp, "min normal": 0x00800000, "max normal": 0x7F800000 - ulp,
+               "-max normal": 0xFF800000 - ulp, "+Inf": 0x7F800000, "-Inf": 0xFF800000, "NaN": 0x7FC00000}
+        return out
+    codes, vals = F.all_values(fmt)
+    codes, vals = np.asarray(codes).astype(np.int64), np.asarray(vals, dtype=np.float64)
+    min_normal = 2.0 ** -f.bias if f.mantissa_bits == 0 else 2.0 ** (1 - f.bias)
+    finite = np.isfinite(vals)
+    picks = {"+0": (vals == 0) & ~np.signbit(vals), "-0": (vals == 0) & np.signbit(vals),
+             "subnormal": finite & (vals > 0) & (vals < min_normal),
+             "min normal": vals == min_normal, "max normal": vals == F.max_finite(fmt),
+             "-max normal": vals == -F.max_finite(fmt), "+Inf": vals == np.inf, "-Inf": vals == -np.inf,
+             "NaN": np.isnan(vals)}
+    return {name: int(codes[hit][0]) for name, hit in picks.items() if hit.any()}
+
+
+def plant(codes: np.ndarray, start: int, specials) -> np.ndarray:
+    """``codes`` with ``specials`` written at flat positions ``start, start + 1, ...`` (as many as fit)."""
+    out = np.array(codes, copy=True)
+    specials = list(specials)[:max(0, out.size - start)]
+    out.flat[start:start + len(specials)] = specials
+    return out
