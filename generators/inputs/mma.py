@@ -46,7 +46,7 @@ from reference.errors import SpecError
 from reference.mma_qualifiers import MmaOp
 from reference.smem_choice import choose_layout
 from reference.smem_layout import element_storage
-from reference.zero_column_mask import ZeroColumnMaskDescriptor
+from reference.zero_column_mask import MAX_COLUMN_SHIFT, ZeroColumnMaskDescriptor
 
 D_COL, A_COL, SFA_COL, SFB_COL, META_COL = 0, 256, 384, 416, 448
 LANES = 128
@@ -96,13 +96,25 @@ DOL_PATTERNS = {"zero": lambda i, n, ph: 0,
                 "alternate_lanes": lambda i, n, ph: 0x55555555 if (i + ph) % 2 else 0xAAAAAAAA,
                 "warp1": lambda i, n, ph: 0xFFFFFFFF if i == 1 else 0,
                 "last_warp": lambda i, n, ph: 0xFFFFFFFF if i == n - 1 else 0}
-# §9.7.16.4.3 worked examples 2 and 4 (skip 2, use 3; example 4 with start counts and shift 2)
+# §9.7.16.4.3 worked examples 2 and 4 (skip 2, use 3; example 4 with start counts and shift 2);
+# "off" is example 1 (non-zero mask 0: an all-0 mask) with the other fields drawn per case (:func:`zcm_off`)
 ZCM = {
     "off": ZeroColumnMaskDescriptor(),
     "example2": ZeroColumnMaskDescriptor(non_zero_mask=True, skip_span=2, use_span=3),
     "example4": ZeroColumnMaskDescriptor(start_count=(0, 1, 2, 1), first_span=(1, 1, 0, 0), non_zero_mask=True,
                                          skip_span=2, use_span=3, column_shift=2),
 }
+
+
+def zcm_off(m: int, rng) -> ZeroColumnMaskDescriptor:
+    """Example 1 of §9.7.16.4.3 drawn at random: non-zero mask 0 (the mask is all 0s whatever the
+    start counts, first spans and spans say), and a column shift of 0, Table 45's maximum (16 for
+    M = 32, else 32) or between: every field's bits 0 and 1 across cases (field coverage, issue 15)."""
+    return ZeroColumnMaskDescriptor(
+        start_count=tuple(int(v) for v in rng.integers(0, 256, size=4)),
+        first_span=tuple(int(v) for v in rng.integers(0, 2, size=4)), non_zero_mask=False,
+        skip_span=int(rng.integers(0, 256)), use_span=int(rng.integers(0, 256)),
+        column_shift=int(rng.choice([0, MAX_COLUMN_SHIFT[m], int(rng.integers(1, MAX_COLUMN_SHIFT[m]))])))
 ORDERED_2_4 = np.array(sorted(SP.ORDERED_NIBBLES), dtype=np.uint8)     # never the ambiguous 0b0110
 TF32_NIBBLES = np.array(sorted(SP.TF32_NIBBLES), dtype=np.uint8)
 
@@ -121,26 +133,26 @@ class MmaLogical:
     lane_offset: int = 0
 
 
-def dol_phase(case_id: str) -> int:
-    """The phase of a case's ``alternate_lanes`` vector: a bit of its ID's CRC (stable, varies by case)."""
-    return (zlib.crc32(case_id.encode()) >> 7) & 1
-
-
-def mma_op(p, phase: int = 0) -> MmaOp:
-    """The value-relevant qualifiers of a case (``reference.mma_qualifiers.MmaOp``); ``phase``: the
-    disable-output-lane pattern's (:func:`dol_phase`)."""
+def mma_op(p, case_id: str = "") -> MmaOp:
+    """The value-relevant qualifiers of a case (``reference.mma_qualifiers.MmaOp``). The phase of the
+    ``alternate_lanes`` disable-output-lane vector and the fields of the ``off`` zero-column mask
+    come from the CRC of ``case_id`` (stable, different across cases)."""
+    seed = zlib.crc32(case_id.encode())
     neg = p["negate"]
     dol = None
     if p["dol"] is not None:
         n = 4 * p["cta_group"]
-        dol = tuple(DOL_PATTERNS[p["dol"]](i, n, phase) for i in range(n))
+        dol = tuple(DOL_PATTERNS[p["dol"]](i, n, (seed >> 7) & 1) for i in range(n))
+    zcm = None
+    if p["zcm"] is not None:
+        zcm = zcm_off(p["m"], np.random.default_rng(seed)) if p["zcm"] == "off" and case_id else ZCM[p["zcm"]]
     return MmaOp(kind=p["kind"], a_type=p["a_type"], b_type=p["b_type"], d_type=p["d_type"], m=p["m"], n=p["n"],
                  sparse=p["sparse"], ws=p["ws"], cta_group=p["cta_group"], k96=p["k"] == 96,
                  scale_type=p["scale_type"], scale_vec=p["scale_vec"], a_scale_id=p["scale_ids"][0],
                  b_scale_id=p["scale_ids"][1], negate_a=neg in ("a", "ab"), negate_b=neg in ("b", "ab"),
                  saturate=p["saturate"], enable_input_d=p["enable_input_d"], scale_input_d=p["scale_input_d"] or 0,
                  ashift=p["ashift"], sparsity_selector=p["selector"], max_shift=p["max_shift"],
-                 disable_output_lane=dol, zero_column_mask=ZCM[p["zcm"]] if p["zcm"] is not None else None)
+                 disable_output_lane=dol, zero_column_mask=zcm)
 
 
 # -- logical operands ------------------------------------------------------------------------------
@@ -395,7 +407,7 @@ def mma_inputs(case, rng, mode: str) -> CaseInputs:
     why = untestable_reason(p)
     if why:
         raise Untestable(why)
-    op = mma_op(p, dol_phase(case.case_id))
+    op = mma_op(p, case.case_id)
     if T.mma_k(op.kind, op.sparse, k96=op.k96) != p["k"]:
         raise Untestable(f"case K {p['k']} differs from Table 39's K for kind::{op.kind}")
     logical = logical_operands(op, rng, mode)
