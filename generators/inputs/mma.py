@@ -287,11 +287,48 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
                                continuation_address=continuation)
     except SpecError as exc:
         raise Untestable(f"no shared-memory layout for the {mn}x{k} {dtype} tile in {layout_name}: {exc}") from None
+    if swizzle == "none" and not absolute and tiles_pad(rng):
+        layout = padded_layout(layout, mn, k, rng)
     staging.place(layout, codes_mn_k)
     desc = layout.descriptor()
     if lbo_set and major == "K" and swizzle != "none":
         desc = replace(desc, leading_byte_offset=16 * int(rng.integers(2, 1 << 14)))   # any of the 14 bits
     return desc.encode()
+
+
+PAD_IMAGE_LIMIT = 64 * 1024       # bytes a padded tile's image may span (two tiles fit the staging buffer)
+
+
+def tiles_pad(rng) -> bool:
+    """Whether a no-swizzle tile gets a padded layout (half of them)."""
+    return bool(rng.random() < 0.5)
+
+
+def padded_layout(layout, mn: int, k: int, rng):
+    """A no-swizzle tile with strides other than the compact ones (§9.7.16.4.1: LBO and SBO are any
+    multiple of 16 below 2^18; the core matrices of §9.7.16.3.1 need not be packed), so the SBO
+    field's low and high bits are set in some case (field coverage, issue 15). Half the time the
+    8-row groups are 16-112 bytes apart beyond their 128 (SBO 144-240, LBO = SBO x groups), else the
+    K groups sit together (LBO 128) and SBO is drawn from 128 x K groups up to what fits
+    :data:`PAD_IMAGE_LIMIT` (any 14-bit value when the tile has one 8-row group: SBO unused). The
+    packer and the reader both take the strides from the layout; a draw whose elements would
+    collide is not used."""
+    core = 128
+    groups = -(-layout.leading_byte_offset // core)          # compact LBO = 128 x (8-row groups)
+    kgroups = int(layout.bit_offsets(mn, k).max()) // 8 // layout.leading_byte_offset + 1
+    if rng.random() < 0.5:
+        sbo = core + 16 * int(rng.integers(1, 8))
+        lbo = sbo * groups
+    else:
+        lbo = core
+        top = (1 << 14) - 1 if groups == 1 else (PAD_IMAGE_LIMIT - core * kgroups) // (16 * (groups - 1))
+        lo = core * kgroups // 16
+        sbo = 16 * int(rng.integers(lo, max(lo, min(top, (1 << 14) - 1)) + 1))
+    out = replace(layout, leading_byte_offset=lbo, stride_byte_offset=sbo)
+    bits = out.bit_offsets(mn, k).ravel()
+    if np.unique(bits).size != bits.size or int(bits.max()) // 8 > PAD_IMAGE_LIMIT:
+        return layout
+    return out
 
 
 def _rows_by_cta(layout, lane_offset: int):
