@@ -94,3 +94,7 @@ def test_cli_report_ends_with_the_unexplained_count():
     assert lines[0].startswith("field and value coverage, level smoke")
     assert "no results given" in lines[0]
     assert lines[-1].startswith("holes: ") and " unexplained " in lines[-1]
+    # issue 15: every hole at smoke is closed or justified except a few bits whose cases only the
+    # default level has (block-scaled A types / MN-major B / large N; A in Tensor Memory with Layout F/C)
+    unexplained = {line.split(" | ")[0].strip() for line in lines if "UNEXPLAINED" in line}
+    assert unexplained <= {"idesc Table 43", "idesc Table 44", "taddr A"}, unexplained
