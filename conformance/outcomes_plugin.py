@@ -216,7 +216,7 @@ class _CtsOutcomes:
         for item in session.items:
             ident = item_identity(item)
             entries.append(ExpectedCase(ident.case_id, item.nodeid, ident.section, ident.family, ident.variant,
-                                        ident.sections, ident.statements))
+                                        ident.sections))
         write_jsonl_exclusive(manifest_path(state.results_dir, state.tag), entries)
         rows: list[NotRun] = []
         for result in self.config.hook.pytest_cts_not_run(config=self.config):
@@ -297,8 +297,7 @@ class _CtsOutcomes:
             return None
         entry = _manifest_entry(state, crashitem)
         marker = {"case_id": entry.case_id, "section": entry.section, "family": entry.family,
-                  "variant": entry.variant, "sections": list(entry.sections),
-                  "statements": list(entry.statements)} if entry else None
+                  "variant": entry.variant, "sections": list(entry.sections)} if entry else None
         ident = case_identity(crashitem, (), marker, None)
         verdict = apply_expectations(ident.case_id, Status.CRASH, state.baseline, state.flakes)
         report.cts_case = ident.as_dict()

@@ -35,15 +35,41 @@ def pytest_addoption(parser) -> None:
                     help="with --device sim: Python file defining FAULTS = [Fault(...)] to activate")
     group.addoption("--shard", default=None, metavar="I/N",
                     help="run every N-th case starting at I (stable stride sharding)")
+    group.addoption("--sim-reading", action="append", default=[], metavar="QID=R",
+                    help="with --device sim: the simulated device follows reading R of spec question QID "
+                         "(repeatable; docs/spec-questions.md)")
+    group.addoption("--reading", action="append", default=[], metavar="QID=R",
+                    help="expected values follow reading R of spec question QID instead of the suite's pick (repeatable)")
 
 
 def pytest_configure(config) -> None:
     """Hand ``--faults-from`` files to the simulated device (read in every xdist worker via the env)."""
+    _configure_readings(config)
     files = config.getoption("faults_from")
     if files:
         import os
 
         os.environ["TCGEN05_CTS_SIM_FAULTS_FROM"] = os.pathsep.join(os.path.abspath(f) for f in files)
+
+
+def _configure_readings(config) -> None:
+    """``--reading``: the reference's defaults in this process; ``--sim-reading``: the simulated
+    device's readings, handed over in the environment (as ``--faults-from``). Bad ones: usage error."""
+    import os
+
+    from reference.errors import SpecError
+    from reference.spec_questions import parse_assignments, set_defaults
+
+    try:
+        expect = parse_assignments(config.getoption("reading"))
+        device = parse_assignments(config.getoption("sim_reading"))
+    except SpecError as exc:
+        raise __import__("pytest").UsageError(f"--reading/--sim-reading: {exc}") from None
+    set_defaults(expect)
+    if device:
+        os.environ["TCGEN05_CTS_SIM_READINGS"] = ",".join(f"{q}={r}" for q, r in device.items())
+    else:
+        os.environ.pop("TCGEN05_CTS_SIM_READINGS", None)
 
 
 NEXT_LEVEL = {"smoke": "default", "default": "exhaustive"}

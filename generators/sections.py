@@ -27,7 +27,7 @@ from reference.datapath_layouts import layout_for
 from reference.errors import SpecError
 from reference.sections import SectionRef, refs_named_in, section_ids
 
-__all__ = ["SectionRef", "sections_of", "section_ids_of", "kernel_refs", "statements_of", "check_matches"]
+__all__ = ["SectionRef", "sections_of", "section_ids_of", "kernel_refs", "statements_of", "check_matches", "matched_checks"]
 
 R = SectionRef
 
@@ -62,9 +62,16 @@ def _opcodes(kernel) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_OPCODE.findall(text)))
 
 
+_KERNELS: dict[tuple[int, bool], tuple[object, tuple[SectionRef, ...]]] = {}
+
+
 def kernel_refs(case: Case) -> tuple[SectionRef, ...]:
     """Sections of the instructions the case's kernel executes (and how tcgen05 orders them)."""
-    return _kernel_refs(case.kernel, case.family in _MMA_FAMILIES)
+    key = (id(case.kernel), case.family in _MMA_FAMILIES)
+    hit = _KERNELS.get(key)
+    if hit is None or hit[0] is not case.kernel:       # kernels are shared by many cases: cache by identity
+        hit = _KERNELS[key] = (case.kernel, _kernel_refs(case.kernel, key[1]))
+    return hit[1]
 
 
 @lru_cache(maxsize=None)
@@ -105,9 +112,15 @@ def _slot_bits(kind: str, type_word: str) -> int:
 
 
 def _layout_refs(p) -> list[SectionRef]:
+    return list(_layout_refs_of(p["kind"], p["a_operand"], p["a_type"], p["b_layout"], p["b_type"],
+                                p.get("lbo_mode", "relative")))
+
+
+@lru_cache(maxsize=None)
+def _layout_refs_of(kind, a_operand, a_type, b_layout, b_type, lbo) -> tuple[SectionRef, ...]:
+    p = {"kind": kind, "a_operand": a_operand, "a_type": a_type, "b_layout": b_layout, "b_type": b_type}
     out = [R("9.7.16.4", "shared memory descriptor"), R("9.7.16.4.1", "Table 40"), R("9.7.16.3"),
            R("9.7.16.3.1"), R("9.7.16.3.2"), R("9.7.16.10.2", "Table 51"), R("9.7.16.10.6")]
-    lbo = p.get("lbo_mode", "relative")
     if lbo == "absolute":
         out += [R("9.7.16.3.1.2", "absolute leading-dimension address"), R("9.7.16.3.1.2.1"),
                 R("9.7.16.4.1.1", "byte address mode (sm_103a)")]
@@ -125,16 +138,20 @@ def _layout_refs(p) -> list[SectionRef]:
             out.append(R("9.7.16.10.1", f"Table 49: transpose {operand}"))
             if operand == "B" and TYPE_BITS[dtype] == 8:
                 out.append(R("9.7.16.10.1", "Table 50: 8-bit transposed B"))
-    return out
+    return tuple(out)
 
 
 def _packing_refs(p) -> list[SectionRef]:
-    kind = p["kind"]
+    return list(_packing_refs_of(p["kind"], p["a_type"], p["b_type"], p["d_type"], p["a_operand"] == "tmem"))
+
+
+@lru_cache(maxsize=None)
+def _packing_refs_of(kind, a_type, b_type, d_type, a_tmem) -> tuple[SectionRef, ...]:
+    p = {"a_type": a_type, "b_type": b_type, "d_type": d_type}
     out = [R("9.7.16.10.4"), R("9.7.16.10.4.1", f"D {p['d_type']}")]
     sub = [t for t in (p["a_type"], p["b_type"]) if t in _SUB_BYTE]
     if sub:
         out.append(R("9.7.16.10.4.2", "/".join(dict.fromkeys(sub))))
-    a_tmem = p["a_operand"] == "tmem"
     if kind == "mxf8f6f4" and sub:
         if a_tmem and p["a_type"] in _SUB_BYTE:
             out.append(R("9.7.16.10.4.3", p["a_type"]))
@@ -143,7 +160,7 @@ def _packing_refs(p) -> list[SectionRef]:
         if a_tmem:
             out.append(R("9.7.16.10.4.5"))
         out.append(R("9.7.16.10.4.6"))
-    return out
+    return tuple(out)
 
 
 def _scale_layout_index(qualifier: str, k: int) -> int:
@@ -193,16 +210,26 @@ def _sparse_refs(p, layout_letter: str | None) -> list[SectionRef]:
 
 def _qualifier_refs(case: Case, p: dict) -> list[SectionRef]:
     sec = case.section
-    out = [R(sec, f"cta_group::{p['cta_group']}"), R(sec, f"kind::{p['kind']}")]
-    words = [
-        (p["collector"], lambda v: f".collector::{v}"), (p["ashift"], lambda v: ".ashift"),
-        (p["dol"], lambda v: f"disable-output-lane {v}"),
-        (p["scale_input_d"] is not None, lambda v: f"scale-input-d {p['scale_input_d']}"),
-        (p["enable_input_d"], lambda v: "enable-input-d"), (p["saturate"], lambda v: ".satfinite (idesc)"),
-        (p["max_shift"], lambda v: f"max shift {v} (idesc)"), (p["a_operand"] == "tmem", lambda v: "A in Tensor Memory"),
-        (p["negate"] != "none", lambda v: f"negate {p['negate']}"),
-    ]
-    out += [R(sec, text(v)) for v, text in words if v]
+    words = [f"cta_group::{p['cta_group']}", f"kind::{p['kind']}"]
+    if p["collector"]:
+        words.append(f".collector::{p['collector']}")
+    if p["ashift"]:
+        words.append(".ashift")
+    if p["dol"]:
+        words.append(f"disable-output-lane {p['dol']}")
+    if p["scale_input_d"] is not None:
+        words.append(f"scale-input-d {p['scale_input_d']}")
+    if p["enable_input_d"]:
+        words.append("enable-input-d")
+    if p["saturate"]:
+        words.append(".satfinite (idesc)")
+    if p["max_shift"]:
+        words.append(f"max shift {p['max_shift']} (idesc)")
+    if p["a_operand"] == "tmem":
+        words.append("A in Tensor Memory")
+    if p["negate"] != "none":
+        words.append(f"negate {p['negate']}")
+    out = [R(sec, w) for w in words]
     if p["negate"] != "none":
         out.append(R("9.7.16.10.1", f"Table 49: negate {p['negate']}"))
     return out
@@ -292,9 +319,23 @@ def _family_refs(case: Case) -> list[SectionRef]:
     return []
 
 
+_RECENT: dict[int, tuple[Case, tuple[SectionRef, ...]]] = {}
+
+
 def sections_of(case: Case) -> tuple[SectionRef, ...]:
     """Every section (with table row / rule / qualifier detail) the case exercises, its own
     section first; each (section, detail) once. See the module docstring for what is derived."""
+    hit = _RECENT.get(id(case))
+    if hit is not None and hit[0] is case:
+        return hit[1]
+    if len(_RECENT) > 100_000:
+        _RECENT.clear()
+    refs = _sections_of(case)
+    _RECENT[id(case)] = (case, refs)
+    return refs
+
+
+def _sections_of(case: Case) -> tuple[SectionRef, ...]:
     own = [R(case.section, _own_detail(case))]
     named = list(refs_named_in(case.rule))
     if not case.legal:
@@ -328,31 +369,65 @@ def _checks_by_section():
 
     index: dict[str, list] = {}
     for statement in load_statements().statements:
-        for check in statement.checks:
+        for number, check in enumerate(statement.checks):
             for section in check.section:
-                index.setdefault(section, []).append((statement.id, check))
+                index.setdefault(section, []).append((statement.id, number, check))
     return index
 
 
-def check_matches(check, case: Case, refs: tuple[SectionRef, ...] | None = None) -> bool:
-    """Whether ``case`` is one the selector ``check`` (reference.statements.Check) names."""
+def _details_by_section(refs: tuple[SectionRef, ...]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in refs:
+        out.setdefault(r.section, []).append(r.detail)
+    return out
+
+
+def check_matches(check, case: Case, details: dict[str, list[str]] | None = None, params: dict | None = None) -> bool:
+    """Whether ``case`` is one the selector ``check`` (reference.statements.Check) names: some
+    reference of the case is in one of its sections with ``check.detail`` in its detail, the
+    legality agrees and every ``where`` parameter has an allowed value."""
     if check.legal is not None and case.legal != check.legal:
         return False
-    params = dict(case.params.items_)
+    if check.own and case.section not in check.section:
+        return False
+    params = dict(case.params.items_) if params is None else params
     for name, allowed in check.where:
         if params.get(name) not in allowed:
             return False
-    refs = sections_of(case) if refs is None else refs
-    return any(r.section in check.section and check.detail in r.detail for r in refs)
+    details = _details_by_section(sections_of(case)) if details is None else details
+    return any(check.detail in d for sec in check.section for d in details.get(sec, ()))
+
+
+_MATCHED: dict[int, tuple[Case, tuple[tuple[str, int], ...]]] = {}
+
+
+def matched_checks(case: Case) -> tuple[tuple[str, int], ...]:
+    """(statement id, check index) of every selector of reference/statements.json that names
+    ``case`` (what :func:`check_matches` says, computed once per case object)."""
+    hit = _MATCHED.get(id(case))
+    if hit is not None and hit[0] is case:
+        return hit[1]
+    if len(_MATCHED) > 100_000:
+        _MATCHED.clear()
+    joined = {sec: "\0".join(ds) for sec, ds in _details_by_section(sections_of(case)).items()}
+    params = dict(case.params.items_)
+    index = _checks_by_section()
+    found: dict[tuple[str, int], None] = {}
+    for section, text in joined.items():
+        for sid, number, check in index.get(section, ()):
+            key = (sid, number)
+            if key in found or (check.legal is not None and case.legal != check.legal):
+                continue
+            if check.own and case.section not in check.section:
+                continue
+            if check.detail not in text or any(params.get(n) not in allowed for n, allowed in check.where):
+                continue
+            found[key] = None
+    result = tuple(found)
+    _MATCHED[id(case)] = (case, result)
+    return result
 
 
 def statements_of(case: Case) -> tuple[str, ...]:
     """Ids of the normative statements (reference/statements.json) the case checks."""
-    refs = sections_of(case)
-    index = _checks_by_section()
-    found: dict[str, None] = {}
-    for section in dict.fromkeys(r.section for r in refs):
-        for sid, check in index.get(section, ()):
-            if sid not in found and check_matches(check, case, refs):
-                found[sid] = None
-    return tuple(found)
+    return tuple(dict.fromkeys(sid for sid, _ in matched_checks(case)))

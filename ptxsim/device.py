@@ -42,6 +42,7 @@ from ptxsim.memory import GlobalMemory
 from ptxsim.ptx_parser import Module, parse_ptx
 from ptxsim.ptx_types import TYPES
 from ptxsim.trace import Trace
+from reference.spec_questions import check_readings, following
 
 SIM_VERSION = "0.2"
 _OVERRIDE: FaultSet | None = None          # set by override_faults (mutation score): wins over a device's own
@@ -85,7 +86,7 @@ class SimDevice:
         #: the hazard checker (§9.7.16.6): launches raise ``HazardError`` on a synchronization bug
         self.hazards = bool(hazards)
         #: spec-question readings the device follows, ``{question id: reading}`` (docs/spec-questions.md)
-        self.readings = dict(readings or {})
+        self.readings = check_readings(readings)
 
     # -- modules ------------------------------------------------------------------------------
 
@@ -167,6 +168,10 @@ class SimDevice:
         hooks = faults if trace is None else trace.wrap(faults)
         start = time.perf_counter()
         total = geometry.total_clusters
+        with following(self.readings, exact=True):      # the device's readings, not the caller's
+            return self._run_batches(program, geometry, total, faults, packed, hooks, trace, shared_bytes, start)
+
+    def _run_batches(self, program, geometry, total, faults, packed, hooks, trace, shared_bytes, start) -> float:
         try:
             for first in range(0, total, self.batch_clusters):
                 clusters = np.arange(first, min(first + self.batch_clusters, total))

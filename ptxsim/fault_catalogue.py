@@ -181,6 +181,10 @@ SCALES = [
           "K-chunk counter of the scale pipeline one block late"),
     Fault("scale-b-from-row-0-only", "scale_factors", lambda s, c: replace(s, b=np.broadcast_to(s.b[:1], s.b.shape).copy()),
           "scale-B read once for the whole tile instead of per column"),
+    Fault("warp-scale-byte-ids-swapped", "scale_factors",
+          _when(lambda s, c: getattr(c, "thread_id_a", None) is not None and s.a_id != s.b_id,
+                lambda s, c: c.reread(s.b_id, s.a_id)),
+          "warp-level block_scale: byte-id-a steers the scale-B byte select and byte-id-b the scale-A one"),
 ]
 
 

@@ -95,8 +95,10 @@ HOOKS: dict[str, HookSpec] = {
         "tcgen05.mma.sp* and warp-level mma.sp, after decoding the metadata"),
     "scale_factors": HookSpec(
         "ptxsim.mma_arith.ScaleFactors: a (M, SF) and b (N, SF) uint8 scale codes, a_id, b_id, scale_type",
-        "kind, scale_type, raw_a, raw_b (the codes as read), reread(a_id, b_id) -> ScaleFactors, instr, cta",
-        "tcgen05.mma*.block_scale, after reading the scale factors from Tensor Memory"),
+        "kind, scale_type, raw_a, raw_b (the codes as read), reread(a_id, b_id) -> ScaleFactors, instr, cta; "
+        "warp-level: a_id/b_id are byte-id-a/-b, ctx thread_id_a, thread_id_b",
+        "tcgen05.mma*.block_scale, after reading the scale factors from Tensor Memory; warp-level "
+        "mma.sp .block_scale, after reading them from the scale registers"),
     "tmem_ld_map": HookSpec(
         "numpy int array (32, E, 2): (lane offset, column offset) per thread and entry; E = registers, or "
         "2 x registers with .pack::16b (entry 2i+h = half h of register i)",

@@ -43,6 +43,7 @@ from reference import tmem_mma_operands as TO
 from reference.datapath_layouts import d_placement, layout_for
 from reference.errors import SpecError, expects_but_got
 from reference.instr_descriptor import InstrDescriptor
+from reference.mma_semantics import ashift_source_rows, rows_taken
 from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 SECTION = "9.7.16.10.9.1"
@@ -269,6 +270,14 @@ class MmaExecution:
 
         def per_cta(addr, mn, cta, sid):
             lane, col = split(addr)
+            # CUTLASS's reading (cute/arch/mma_sm100_desc.hpp, make_runtime_instr_desc_block_scaled): a
+            # sub-word TMEM address carries the byte offset in bits 31:30, and CuTe hands that address to
+            # the MMA with the same offset as the descriptor's scale-factor id.  Accepted when the two agree
+            # (docs/clients.md, finding K2); any other lane bit stays an error.
+            byte, lane = lane >> 14, lane & 0x3FFF
+            if byte and byte != sid:
+                raise _err("scale factor address", "bits 31:30 of a scale factor address (CuTe's byte offset)",
+                           f"0 or the descriptor's scale factor id {sid}", byte, "9.7.16.10.7")
             if lane:
                 raise _err("scale factor address", "lane of a scale factor address", "0 (all 4 lane quarters)", lane,
                            "9.7.16.10.7")
@@ -287,8 +296,8 @@ class MmaExecution:
         if f.sparse:
             a = self.sparse_a(a)
         if f.ashift:
-            src = self.hook("shift", np.concatenate([[0], np.arange(d.m - 1)]), op="ashift", rows=d.m)
-            a = a[np.asarray(src, dtype=np.int64)]
+            src = self.hook("shift", ashift_source_rows(d.m), op="ashift", rows=d.m)
+            a = rows_taken(a, src)
         shift = ops.column_shift if f.ws else 0
         b = self.collector("b", lambda: self.read_b(shift))
         b = b[:, shift:shift + d.n] if f.group == 1 else b

@@ -44,6 +44,7 @@ import ml_dtypes
 import numpy as np
 
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import resolve
 
 FUNDAMENTAL = ("5.2.1", "Fundamental Types")
 ALTERNATE = ("5.2.3", "Alternate Floating-Point Data Formats")
@@ -182,12 +183,22 @@ def _codes(f: Format, codes) -> np.ndarray:
     return wide.astype(f.code_dtype)
 
 
-def decode(fmt: str | Format, codes) -> np.ndarray:
+def tf32_rounded(codes) -> np.ndarray:
+    """tf32 container codes rounded to nearest-even at bit 13 (Inf/NaN kept): the ``round-nearest``
+    reading of spec question ``Q-TF32-TRUNC`` (the low 13 bits are then cleared by :func:`decode`)."""
+    c = np.asarray(codes).astype(np.uint64)
+    special = (c >> np.uint64(23)) & np.uint64(0xFF) == np.uint64(0xFF)
+    up = c + np.uint64(0x0FFF) + ((c >> np.uint64(13)) & np.uint64(1))
+    return np.where(special, c, up & np.uint64(0xFFFFFFFF)).astype(np.asarray(codes).dtype)
+
+
+def decode(fmt: str | Format, codes, reading: str | None = None) -> np.ndarray:
     """Values of raw codes: float64 for floats (NaN codes give NaN), int64 for integers.
 
     Follows the code layouts in the module docstring (§5.2.1, §5.2.3; OCP MX v1.0 §5.3, §5.4.1).
     Codes setting bits outside the format raise :class:`SpecError`; tf32 ignores its low 13 bits
-    and ue4m3 its bit 7.
+    (``reading`` of spec question ``Q-TF32-TRUNC``: ``truncate``, the pick; ``round-nearest``
+    rounds first) and ue4m3 its bit 7.
     """
     f = get_format(fmt)
     c = _codes(f, codes)
@@ -196,6 +207,8 @@ def decode(fmt: str | Format, codes) -> np.ndarray:
         if f.signed:  # two's complement: codes >= 2^(bits-1) are negative
             v = np.where(v >= 1 << (f.bits - 1), v - (1 << f.bits), v)
         return np.asarray(v)
+    if f.name == "tf32" and resolve("Q-TF32-TRUNC", reading) == "round-nearest":
+        c = tf32_rounded(c)
     c = np.asarray(c & ~np.array(_IGNORED_BITS.get(f.name, 0), dtype=f.code_dtype))
     with np.errstate(invalid="ignore"):  # NaN codes cast to NaN
         return c.view(_STORAGE_TYPE[f.name]).astype(np.float64)

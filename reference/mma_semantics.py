@@ -39,6 +39,7 @@ from reference import numerics_spec as NS
 from reference import sparsity as SP
 from reference.errors import SpecError, expects_but_got
 from reference.mma_qualifiers import MmaOp
+from reference.spec_questions import is_explicit, resolve
 
 SECTION = "9.7.16.10"
 MODELS = ("spec", "hardware")
@@ -68,11 +69,26 @@ def _shape_err(what: str, want, got) -> SpecError:
     return SpecError(SECTION, "operand shapes", expects_but_got(what, f"shape {want}", got))
 
 
-def ashift_rows(a: np.ndarray, cta_group: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """(A as used by a ``.ashift`` MMA, rows marked spec-ambiguous); see the module docstring."""
-    shifted = np.concatenate([a[:1], a[:-1]], axis=0)
+def ashift_source_rows(m: int, reading: str | None = None) -> np.ndarray:
+    """Row of A that row r of a ``.ashift`` MMA uses (-1: a row of zeros): r - 1 for r >= 1; row 0
+    per spec question ``Q-ASHIFT-ROW0`` (``keeps-a0``, the pick: 0; ``zero``: -1)."""
+    first = -1 if resolve("Q-ASHIFT-ROW0", reading) == "zero" else 0
+    return np.concatenate([[first], np.arange(m - 1)]).astype(np.int64)
+
+
+def rows_taken(a: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """``a[src]`` with a row of zeros where ``src`` is -1."""
+    src = np.asarray(src, dtype=np.int64)
+    out = np.asarray(a)[np.maximum(src, 0)]
+    return np.where((src < 0).reshape((-1,) + (1,) * (out.ndim - 1)), np.zeros_like(out), out)
+
+
+def ashift_rows(a: np.ndarray, cta_group: int = 1, reading: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(A as used by a ``.ashift`` MMA, rows marked spec-ambiguous); see the module docstring.
+    Row 0 is marked unless spec question ``Q-ASHIFT-ROW0`` was settled (``--reading``, a probe)."""
+    shifted = rows_taken(a, ashift_source_rows(a.shape[0], reading))
     ambiguous = np.zeros(a.shape[0], dtype=bool)
-    ambiguous[0] = True
+    ambiguous[0] = reading is None and not is_explicit("Q-ASHIFT-ROW0")
     if cta_group == 2:
         ambiguous[a.shape[0] // 2] = True
     return shifted, ambiguous
@@ -123,7 +139,8 @@ def _logical_a(op: MmaOp, a, meta, metadata_context) -> tuple[np.ndarray, np.nda
         if a.shape != (op.m, op.k // 2):
             raise _shape_err("compressed A", (op.m, op.k // 2), a.shape)
         status = SP.check_metadata(pattern, meta, metadata_context)
-        ambiguous |= (status == SP.AMBIGUOUS).any(axis=1)
+        if not is_explicit("Q-META-0110"):
+            ambiguous |= (status == SP.AMBIGUOUS).any(axis=1)
         a = SP.expand(pattern, a, meta)
     elif a.shape != (op.m, op.k):
         raise _shape_err("A", (op.m, op.k), a.shape)

@@ -22,7 +22,14 @@ import numpy as np
 
 from reference.errors import SpecError, expects_but_got
 from reference.smem_descriptor import SmemDescriptor
-from reference.smem_layout import SmemLayout, check_combination, check_extents, element_storage
+from reference.smem_layout import (
+    SmemLayout,
+    check_combination,
+    check_extents,
+    element_storage,
+    swizzled_k_unit_stride,
+)
+from reference.spec_questions import reading
 
 SECTION = "9.7.16.3"
 
@@ -44,11 +51,12 @@ class SmemImage:
 # ---------------------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=512)
-def _pack_plan(layout: SmemLayout, mn: int, k: int):
+def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str):
     """(bit address of each element (row-major, read-only), touched unit offsets, lo, hi) of an
-    mn×k tile in ``layout``; SpecError when two elements share bits.  Depends on the layout only."""
+    mn×k tile in ``layout``; SpecError when two elements share bits.  Depends on the layout and
+    the reading of spec question Q-LBO-KSW only."""
     check_extents(mn, k)
-    addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij")).ravel()
+    addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij"), lbo_reading=lbo_reading).ravel()
     ordered = np.sort(addresses)
     if (ordered[1:] == ordered[:-1]).any():
         raise SpecError(SECTION, "canonical layout", expects_but_got(
@@ -79,7 +87,7 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     if int(codes.max()) >> bits:
         raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
     mn, k = codes.shape
-    addresses, units, lo, hi = _pack_plan(layout, mn, k)
+    addresses, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"))
     flat = codes.ravel()
     if bits % 8 == 0 and not (addresses % 8).any():      # whole bytes: write byte j of every element
         image = np.full(hi - lo, fill, dtype=np.uint8)
@@ -109,7 +117,8 @@ def _unit_addresses(desc: SmemDescriptor, major: str, per_unit: int, mn, k):
       no swizzle  row r, unit u: start + (r mod 8)*16 + (r div 8)*SBO + u*LBO
                   (LBO: "stride from the first column to the second column of the 8x2 tile";
                    SBO: "offset from the first 8 rows to the next 8 rows")
-      swizzled    start + (r mod 8)*W + (r div 8)*SBO + u*16   (LBO "not used"; W = row bytes)
+      swizzled    start + (r mod 8)*W + (r div 8)*SBO + u*16   (LBO "not used"; W = row bytes;
+                  u*LBO under spec question Q-LBO-KSW's reading honoured)
                   absolute LBO mode: the part of the row past its 128-byte row is read from
                   the LBO address onwards, same row (§9.7.16.3.1.2)
     MN-major (16-byte units run along MN, rows = K):
@@ -131,7 +140,7 @@ def _unit_addresses(desc: SmemDescriptor, major: str, per_unit: int, mn, k):
         if desc.lbo_mode == "absolute":
             in_row = start % 128 + u * 16
             return np.where(in_row < 128, start + row + u * 16, lbo + row + in_row - 128)
-        return start + row + u * 16
+        return start + row + u * swizzled_k_unit_stride(lbo, 16)
     v, j = mn // per_unit, k
     if desc.swizzle == "none":
         return start + v * sbo + (j % 8) * 16 + (j // 8) * lbo

@@ -52,6 +52,7 @@ import numpy as np
 
 from reference.errors import SpecError, expects_but_got
 from reference.smem_descriptor import SmemDescriptor
+from reference.spec_questions import resolve
 from reference.tables import A_B_TYPE_CODES, ELEMENT_BITS, KINDS, MAJORS, SWIZZLES, table52_swizzles
 
 SECTION = "9.7.16.3.3"
@@ -179,7 +180,8 @@ def pattern_swizzle(address, swizzle: str, base_offset: int = 0):
 Mode = tuple[tuple[int, int], ...]   # ((extent, stride), ...): colexicographic, last extent unbounded
 
 
-def canonical_modes(major: str, swizzle: str, t: int, lbo: int, sbo: int) -> tuple[Mode, Mode]:
+def canonical_modes(major: str, swizzle: str, t: int, lbo: int, sbo: int,
+                    reading: str | None = None) -> tuple[Mode, Mode]:
     """The (MN mode, K mode) of the canonical layout, strides in elements (§9.7.16.3.3).
 
     ``lbo``/``sbo`` are in elements here (bytes / 16 * T). The repeat counts m and k are left
@@ -189,7 +191,7 @@ def canonical_modes(major: str, swizzle: str, t: int, lbo: int, sbo: int) -> tup
         MN-major S-swz    ((T,S,m),(8,k)) : ((1,T,LBO),(ST,SBO))     S = 2, 4, 8 (32B, 64B, 128B)
         MN-major 128B/32B ((T,8,m),(4,k)) : ((1,T,LBO),(8T,SBO))     (CUTLASS, not in the table)
         K-major  none     ((8,m),(T,2k))  : ((1T,SBO),(1,LBO))
-        K-major  S-swz    ((8,m),(T,2k))  : ((ST,SBO),(1,T))
+        K-major  S-swz    ((8,m),(T,2k))  : ((ST,SBO),(1,T))     (T: Q-LBO-KSW's pick; LBO if honoured)
     """
     geo = GEOMETRY[swizzle]
     s = geo.units_per_row
@@ -199,7 +201,14 @@ def canonical_modes(major: str, swizzle: str, t: int, lbo: int, sbo: int) -> tup
         return ((t, 1), (s, t), (0, lbo)), ((geo.rows, s * t), (0, sbo))
     if swizzle == "none":
         return ((8, t), (0, sbo)), ((t, 1), (0, lbo))
-    return ((8, s * t), (0, sbo)), ((t, 1), (0, t))
+    return ((8, s * t), (0, sbo)), ((t, 1), (0, swizzled_k_unit_stride(lbo, t, reading)))
+
+
+def swizzled_k_unit_stride(lbo, unit: int, reading: str | None = None):
+    """Distance from one 16-byte unit along K to the next in a K-major swizzled layout, in the
+    units of ``lbo`` (``unit`` = one 16-byte unit in those units): spec question ``Q-LBO-KSW``,
+    ``assumed-16`` (the pick: Table 40 "not used, assumed to be 1") or ``honoured`` (the LBO)."""
+    return lbo if resolve("Q-LBO-KSW", reading) == "honoured" else unit
 
 
 def evaluate_mode(mode: Mode, coord):
@@ -249,7 +258,7 @@ class SmemLayout:
         return cls(major, desc.swizzle, storage, desc.start_address, desc.leading_byte_offset,
                    desc.stride_byte_offset, desc.base_offset, desc.lbo_mode)
 
-    def bit_addresses(self, mn, k) -> np.ndarray:
+    def bit_addresses(self, mn, k, lbo_reading: str | None = None) -> np.ndarray:
         """Absolute bit address (byte address * 8 + bit) of element(s) ``(mn, k)`` (int64 arrays).
 
         Evaluates the canonical layout (element offset), splits it into 16-byte unit and index
@@ -262,7 +271,7 @@ class SmemLayout:
         t = self.storage.per_unit
         lbo_el = 0 if self.lbo_mode == "absolute" else self.leading_byte_offset // UNIT_BYTES * t
         sbo_el = self.stride_byte_offset // UNIT_BYTES * t
-        mn_mode, k_mode = canonical_modes(self.major, self.swizzle, t, lbo_el, sbo_el)
+        mn_mode, k_mode = canonical_modes(self.major, self.swizzle, t, lbo_el, sbo_el, lbo_reading)
         element = evaluate_mode(mn_mode, mn) + evaluate_mode(k_mode, k)
         linear = self.start_address + element // t * UNIT_BYTES
         if self.lbo_mode == "absolute":

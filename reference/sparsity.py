@@ -47,6 +47,7 @@ import numpy as np
 
 from reference import tables as T
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import resolve
 
 SECTION = "9.7.16.10.8"
 WARP_SECTION = "9.7.14.6.1"
@@ -140,11 +141,13 @@ def _nibbles(meta) -> np.ndarray:
     return nib.astype(np.int64)
 
 
-def kept_positions(pattern: SparsePattern, meta) -> np.ndarray:
+def kept_positions(pattern: SparsePattern, meta, reading: str | None = None) -> np.ndarray:
     """Element positions (within the chunk) of the kept elements: shape ``meta.shape + (kept,)``.
 
-    Decodes every pair of distinct indices (0b0110 included); raises SpecError for nibbles whose
-    two indices coincide or, for 1:2, values other than 0b0100 / 0b1110 (they name no layout).
+    Decodes every pair of distinct indices (0b0110 as spec question ``Q-META-0110``'s ``reading``
+    says: ``as-listed``, the pick, element 0 at 2 and element 1 at 1; ``as-ordered`` as 0b1001);
+    raises SpecError for nibbles whose two indices coincide or, for 1:2, values other than 0b0100
+    / 0b1110 (they name no layout).
     """
     nib = _nibbles(meta)
     if pattern.kept == 1:
@@ -155,6 +158,9 @@ def kept_positions(pattern: SparsePattern, meta) -> np.ndarray:
     if np.any(same):
         raise SpecError(SECTION, "meaningful metadata values", expects_but_got(
             f"{pattern.name} metadata nibble", "two distinct indices", f"{int(nib[same].flat[0]):#06b}"))
+    if resolve("Q-META-0110", reading) == "as-ordered":      # 0b0110 read as 0b1001 (indices 1 then 2)
+        swap = nib == 0b0110
+        idx0, idx1 = np.where(swap, idx1, idx0), np.where(swap, idx0, idx1)
     unit = pattern.unit
     pos = [np.stack([idx0 * unit + u, idx1 * unit + u], axis=-1) for u in range(unit)]
     # kept elements in storage order: pair 0 (element 2*idx0, 2*idx0+1), then pair 1

@@ -14,8 +14,8 @@ anchor of some statement or listed in ``not_normative`` with a reason.
 
 A selector (``Check``) matches a case when one of the case's section references
 (:class:`reference.sections.SectionRef`) is in ``section`` and its detail contains ``detail``,
-the case's legality equals ``legal`` (when given), and every ``where`` parameter of the case has
-one of the listed values.
+the case's legality equals ``legal`` (when given), every ``where`` parameter of the case has
+one of the listed values, and (with ``own``) the case's own section is one of ``section``.
 """
 
 from __future__ import annotations
@@ -55,12 +55,13 @@ class Check:
     detail: str = ""
     legal: bool | None = None
     where: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    own: bool = False          # only cases whose own section is one of ``section``
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Check:
-        unknown = set(data) - {"section", "detail", "legal", "where"}
+        unknown = set(data) - {"section", "detail", "legal", "where", "own"}
         if unknown:
-            raise ValueError(f"a check expects keys section, detail, legal, where, but got {sorted(unknown)}")
+            raise ValueError(f"a check expects keys section, detail, legal, where, own, but got {sorted(unknown)}")
         sections = data.get("section")
         sections = (sections,) if isinstance(sections, str) else tuple(sections or ())
         for s in sections:
@@ -69,7 +70,7 @@ class Check:
         if not sections:
             raise ValueError(f"a check expects a section, but got {data!r}")
         where = tuple((str(k), tuple(v) if isinstance(v, list) else (v,)) for k, v in (data.get("where") or {}).items())
-        return cls(sections, str(data.get("detail") or ""), data.get("legal"), where)
+        return cls(sections, str(data.get("detail") or ""), data.get("legal"), where, bool(data.get("own")))
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,11 @@ class Statement:
     anchors: tuple[str, ...] = ()
     checks: tuple[Check, ...] = ()
     untestable: str = ""
+    also: tuple[str, ...] = ()      # other sections repeating the same sentence (e.g. mma and mma.sp)
+
+    @property
+    def sections(self) -> tuple[str, ...]:
+        return (self.section,) + self.also
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Statement:
@@ -100,8 +106,12 @@ class Statement:
         if bool(checks) == bool(untestable):
             raise ValueError(f"statement {sid}: expects either checks or untestable (with a reason), but got "
                              f"{'both' if checks else 'neither'}")
+        also = tuple(data.get("also") or ())
+        for other in also:
+            if other not in SECTIONS:
+                raise ValueError(f"statement {sid}: also expects ids of reference.sections.SECTIONS, but got {other!r}")
         return cls(sid, section, str(data.get("file") or ""), int(data.get("line") or 0),
-                   str(data.get("paraphrase") or ""), kind, tuple(data.get("anchors") or ()), checks, untestable)
+                   str(data.get("paraphrase") or ""), kind, tuple(data.get("anchors") or ()), checks, untestable, also)
 
 
 @dataclass(frozen=True)
@@ -110,10 +120,17 @@ class StatementData:
     not_normative: dict[str, str] = field(default_factory=dict)   # anchor -> why it is no statement
 
     def by_section(self) -> dict[str, list[Statement]]:
+        """section -> the statements it holds (a statement repeated in ``also`` sections counts in each)."""
         out: dict[str, list[Statement]] = {}
         for s in self.statements:
-            out.setdefault(s.section, []).append(s)
+            for section in s.sections:
+                out.setdefault(section, []).append(s)
         return out
+
+    def uncovered(self, found: list[Candidate]) -> list[Candidate]:
+        """Candidates that no statement of their section anchors and that are not marked not normative."""
+        anchored = {(sec, a) for s in self.statements for sec in s.sections for a in s.anchors}
+        return [c for c in found if (c.section, c.anchor) not in anchored and c.anchor not in self.not_normative]
 
 
 def parse_statements(data: dict[str, Any]) -> StatementData:

@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import resolve
 from reference.tmem import COLUMNS, LANES, TmemAddress, memories_for, split_address
 from reference.tmem_packing import CONTAINER_SHIFT, bytes_to_words
 
@@ -82,8 +83,15 @@ def cp_destinations(shape: str, multicast: str | None = None) -> list[tuple[int,
     return [(r, r + 32 * b) for r in range(rows) for b in range(4)]      # warpx4
 
 
-def decompress_chunk(chunk, src_fmt: str, *, nibble_shift: int = E2M1_NIBBLE_SHIFT) -> np.ndarray:
-    """16 source bytes (16 packed elements + padding) -> 16 bytes of 8-bit containers (§9.7.16.9.1)."""
+def nibble_shift_for(reading: str | None = None) -> int:
+    """Where a 4-bit value lands in its byte: spec question ``Q-CP-NIBBLE`` (``bits-5-2``, the
+    pick: shift 2; ``bits-3-0``: shift 0)."""
+    return 0 if resolve("Q-CP-NIBBLE", reading) == "bits-3-0" else E2M1_NIBBLE_SHIFT
+
+
+def decompress_chunk(chunk, src_fmt: str, *, nibble_shift: int | None = None) -> np.ndarray:
+    """16 source bytes (16 packed elements + padding) -> 16 bytes of 8-bit containers (§9.7.16.9.1);
+    ``nibble_shift`` None: as spec question Q-CP-NIBBLE's reading in force says."""
     if src_fmt not in SOURCE_FORMATS:
         raise SpecError(SECTION_DECOMPRESS, "Optional Decompression", expects_but_got("source format", "b4x16_p64 or b6x16_p32", src_fmt))
     data = np.asarray(chunk, dtype=np.uint8)
@@ -94,6 +102,8 @@ def decompress_chunk(chunk, src_fmt: str, *, nibble_shift: int = E2M1_NIBBLE_SHI
     for k, byte in enumerate(data[:data_bytes]):        # padding bytes are ignored
         stream |= int(byte) << (8 * k)
     codes = np.array([(stream >> (bits * i)) & ((1 << bits) - 1) for i in range(16)], dtype=np.uint8)
+    if nibble_shift is None:
+        nibble_shift = nibble_shift_for()
     return (codes << nibble_shift).astype(np.uint8) if bits == 4 else codes
 
 
@@ -132,7 +142,7 @@ def read_rows(smem: Sequence[bytes], address: Callable[[int, int], int], shape: 
 
 
 def cp(tmem, taddr, shape: str, rows, *, cta_group: int = 1, multicast: str | None = None,
-       decompress: str | None = None, nibble_shift: int = E2M1_NIBBLE_SHIFT) -> None:
+       decompress: str | None = None, nibble_shift: int | None = None) -> None:
     """``tcgen05.cp.cta_group::G.<shape>{.<multicast>}{.b8x16.<decompress>} [taddr], s-desc``.
 
     ``rows``: ``uint8[ctas, rows, bytes]`` from :func:`read_rows` (one CTA's rows for ::1, the

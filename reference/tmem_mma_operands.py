@@ -48,6 +48,7 @@ import numpy as np
 
 from reference.datapath_layouts import DatapathLayout, d_location
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import resolve
 from reference.tables import SCALE_IDS_BY_SF
 from reference.tmem_packing import (
     bytes_to_words,
@@ -162,8 +163,11 @@ def scale_factor_columns(mn: int) -> int:
     return -(-mn // QUARTER)
 
 
-def scale_group_columns(mn: int) -> int:
-    """W: columns from one set of four scale-factor bytes to the next (K = 96 only; module docstring)."""
+def scale_group_columns(mn: int, reading: str | None = None) -> int:
+    """W: columns from one set of four scale-factor bytes to the next (K = 96 only; module docstring).
+    Spec question ``Q-K96-SFW``: ``group-of-4`` (the pick) rounds up to 4 columns; ``compact`` does not."""
+    if resolve("Q-K96-SFW", reading) == "compact":
+        return scale_factor_columns(mn)
     return 4 * -(-scale_factor_columns(mn) // 4)
 
 

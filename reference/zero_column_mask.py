@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import resolve
 
 SECTION = "9.7.16.4.3"
 SUBMASKS_PER_M: dict[int, int] = {128: 1, 64: 2, 32: 4}   # "Zero-Column Mask breakup" table
@@ -91,20 +92,22 @@ class ZeroColumnMaskDescriptor:
         }
 
     # -- mask generation -----------------------------------------------------------------
-    def submasks(self, m: int, n: int) -> list[int]:
-        """The sub-masks mask0, mask1, ... for an MMA of shape M x N (each N/k bits)."""
+    def submasks(self, m: int, n: int, reading: str | None = None) -> list[int]:
+        """The sub-masks mask0, mask1, ... for an MMA of shape M x N (each N/k bits).
+
+        ``reading``: of spec question ``Q-ZCM-SPAN`` (``reference.spec_questions``; None = in force)."""
         k = check_mask_shape(m, n)
         if self.column_shift > MAX_COLUMN_SHIFT[m]:
             raise _err("Table 45 bits 56-61", expects_but_got(f"column_shift for M={m}", f"at most {MAX_COLUMN_SHIFT[m]}", self.column_shift))
         width = n // k
         if not self.non_zero_mask:
             return [0] * k
-        return [submask_bits(self.first_span[i], self.start_count[i], self.skip_span, self.use_span, width)
+        return [submask_bits(self.first_span[i], self.start_count[i], self.skip_span, self.use_span, width, reading)
                 for i in range(k)]
 
-    def mask(self, m: int, n: int) -> int:
+    def mask(self, m: int, n: int, reading: str | None = None) -> int:
         """The full N-bit mask: bit j = column j of B (1 = column replaced by zeros)."""
-        subs = self.submasks(m, n)
+        subs = self.submasks(m, n, reading)
         width = n // len(subs)
         full = 0
         for i, sub in enumerate(subs):
@@ -122,13 +125,23 @@ def check_mask_shape(m: int, n: int) -> int:
     return k
 
 
-def submask_bits(first_span: int, start_count: int, skip_span: int, use_span: int, width: int) -> int:
+def span_lengths(skip_span: int, use_span: int, reading: str | None = None) -> tuple[int, int]:
+    """(length of a 1-run, length of a 0-run) under spec question ``Q-ZCM-SPAN``: ``examples``
+    (the pick) 1-runs ``skip_span + 1``; ``table-prose`` 1-runs ``use_span + 1`` (NOTES.md item 1)."""
+    if resolve("Q-ZCM-SPAN", reading) == "table-prose":
+        return use_span + 1, skip_span + 1
+    return skip_span + 1, use_span + 1
+
+
+def submask_bits(first_span: int, start_count: int, skip_span: int, use_span: int, width: int,
+                 reading: str | None = None) -> int:
     """One sub-mask of ``width`` bits (LSB = first column), following the worked examples.
 
     Runs alternate, starting with value ``first_span``: 1-runs are ``skip_span + 1`` long,
-    0-runs ``use_span + 1``; the first ``start_count`` bits of the pattern are skipped.
+    0-runs ``use_span + 1`` (:func:`span_lengths`); the first ``start_count`` bits of the pattern
+    are skipped.
     """
-    ones, zeros = skip_span + 1, use_span + 1
+    ones, zeros = span_lengths(skip_span, use_span, reading)
     period = ones + zeros
     bits = 0
     for j in range(width):

@@ -26,7 +26,7 @@ from typing import Iterable
 from reference.sections import SECTIONS, parent_section
 from results.junit import UNSECTIONED
 from results.outcome_log import NotRun, Outcome
-from results.status import FAILING, PASSING, Status
+from results.status import FAILING, NOT_EXECUTED, PASSING, Status
 
 STATUS_COLUMNS = tuple(s.value for s in Status)
 
@@ -100,7 +100,8 @@ class SectionRow:
 
     ``counts``: status -> cases exercising the section (primary or other); ``passed`` / ``failed``:
     those with a passing / failing status (``results.status.PASSING`` / ``FAILING``); ``pass_rate``:
-    passed / (passed + failed), None when neither; ``statements_*``: the section's normative
+    passed / executed (all but Skip and NotSupported, as on the dashboard), None when nothing
+    executed; ``statements_*``: the section's normative
     statements in total, linked to cases, marked untestable, and linked to a case that passed here.
     """
 
@@ -125,9 +126,12 @@ class SectionRow:
         return self.primary_cases + self.other_cases
 
     @property
+    def executed(self) -> int:
+        return sum(n for status, n in self.counts.items() if Status(status) not in NOT_EXECUTED)
+
+    @property
     def pass_rate(self) -> float | None:
-        ran = self.passed + self.failed
-        return self.passed / ran if ran else None
+        return self.passed / self.executed if self.executed else None
 
     @property
     def tested(self) -> bool:
@@ -142,7 +146,7 @@ class SectionRow:
         return {"section": self.section, "title": self.title, "depth": self.depth, "parent": self.parent,
                 "primary_cases": self.primary_cases, "other_cases": self.other_cases, "cases": self.cases,
                 "counts": dict(self.counts), "primary_counts": dict(self.primary_counts),
-                "passed": self.passed, "failed": self.failed, "pass_rate": self.pass_rate,
+                "passed": self.passed, "failed": self.failed, "executed": self.executed, "pass_rate": self.pass_rate,
                 "statements_total": self.statements_total, "statements_linked": self.statements_linked,
                 "statements_untestable": self.statements_untestable,
                 "statements_covered": self.statements_covered, "subtree_cases": self.subtree_cases,
@@ -211,9 +215,10 @@ def statement_coverage(result, *, sentences: bool = False, statements=None) -> l
     return rows
 
 
-def section_coverage(result, *, statements=None) -> list[SectionRow]:
+def section_coverage(result, *, statements=None, extra: tuple[str, ...] = ()) -> list[SectionRow]:
     """One row per section of the spec texts (all of ``reference.sections.SECTIONS``, in index
-    order, then any other section the outcomes name) for a ResultSet or an iterable of outcomes."""
+    order, then any other section the outcomes name or ``extra`` lists, sorted) for a ResultSet or
+    an iterable of outcomes."""
     from reference.statements import load_statements
 
     data = statements or load_statements()
@@ -227,7 +232,7 @@ def section_coverage(result, *, statements=None) -> list[SectionRow]:
             every[sec][outcome.status.value] += 1
     tally = _statement_tally(outcomes)
     by_section = data.by_section()
-    order = list(SECTIONS) + sorted(set(every) - set(SECTIONS))
+    order = list(SECTIONS) + sorted((set(every) | set(extra)) - set(SECTIONS))
     subtree: Counter = Counter()
     for sec in order:
         n = sum(every[sec].values())
@@ -251,3 +256,52 @@ def section_coverage(result, *, statements=None) -> list[SectionRow]:
             statements_covered=sum(1 for st in sts if tally.get(st.id, Counter())["passed"] > 0),
             subtree_cases=subtree[sec]))
     return rows
+
+
+def write_section_coverage(result, out_dir: Path) -> Path:
+    """Write ``coverage-sections.json``: every section's row (:class:`SectionRow`) and every
+    statement's (:class:`StatementRow`, with the spec's sentences when the texts are beside the
+    checkout); returns its path."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sections = section_coverage(result)
+    statements = statement_coverage(result, sentences=True)
+    data = {"sections": [r.as_dict() for r in sections], "statements": [r.as_dict() for r in statements],
+            "summary": {"sections": sum(1 for r in sections if r.section in SECTIONS),
+                        "sections_tested": sum(1 for r in sections if r.section in SECTIONS and r.tested),
+                        "statements": len(statements), "statements_linked": sum(1 for r in statements if not r.untestable),
+                        "statements_untestable": sum(1 for r in statements if r.untestable),
+                        "statements_covered": sum(1 for r in statements if r.covered)}}
+    path = out_dir / "coverage-sections.json"
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def sections_side_by_side(sets, *, sentences: bool = False) -> dict:
+    """Dashboard data for several result sets (columns): every section once with one
+    :class:`SectionRow` dict per column, and every statement once with one :class:`StatementRow`
+    dict per column (``sentences`` adds the spec's sentences, once per statement)."""
+    named = {sec for s in sets for o in s.outcomes.values() for sec in outcome_sections(o)} - set(SECTIONS)
+    per_set = [section_coverage(s, extra=tuple(sorted(named))) for s in sets]
+    st_per_set = [statement_coverage(s) for s in sets]
+    sections = []
+    for rows in zip(*per_set, strict=True):
+        first = rows[0]
+        sections.append({"section": first.section, "title": first.title, "depth": first.depth, "parent": first.parent,
+                         "statements_total": first.statements_total, "columns": [r.as_dict() for r in rows]})
+    statements = []
+    if st_per_set:
+        from reference.statements import load_statements, statement_sentences
+
+        by_id = {st.id: st for st in load_statements().statements}
+        for rows in zip(*st_per_set, strict=True):
+            first = rows[0]
+            entry = {"id": first.id, "section": first.section, "sections": list(by_id[first.id].sections),
+                     "kind": first.kind, "paraphrase": first.paraphrase, "untestable": first.untestable,
+                     "location": f"{first.file}:{first.line}",
+                     "columns": [{"cases": r.cases, "passed": r.passed, "failed": r.failed, "covered": r.covered}
+                                 for r in rows]}
+            if sentences:
+                entry["sentences"] = statement_sentences(by_id[first.id])
+            statements.append(entry)
+    return {"sections": sections, "statements": statements}

@@ -19,6 +19,7 @@ from reference.tables import ELEMENT_BITS
 from results.coverage import section_coverage
 from results.junit import UNSECTIONED
 from results.resultset import ResultSet
+from results.spec_questions import spec_question_rows
 from results.status import SEVERITY
 
 DETAILS_LIMIT = 2000
@@ -94,6 +95,7 @@ def dashboard_data(sets: list[ResultSet], generated: str | None = None) -> dict:
         "columns": columns,
         "sections": {sec: title for sec, title in SECTIONS.items()},
         "cases": cases,
+        "spec_questions": spec_question_rows(sets),
     }
 
 

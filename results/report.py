@@ -14,11 +14,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from results.coverage import coverage_matrix, write_coverage
+from results.coverage import coverage_matrix, write_coverage, write_section_coverage
 from results.dashboard import write_dashboard
 from results.junit import write_junit
 from results.outcome_log import LogProblem
 from results.resultset import ResultSet
+from results.spec_questions import spec_question_rows, write_spec_questions
 from results.status import FAILING
 
 
@@ -68,12 +69,15 @@ def build_reports(sets: list[ResultSet], out_dir: Path) -> ReportSummary:
         outcomes = list(s.outcomes.values())
         summary.junit[s.label] = write_junit(outcomes, target / "junit")
         summary.coverage[s.label] = write_coverage(coverage_matrix(outcomes, s.not_run), s.not_run, target)
+        write_section_coverage(outcomes, target)
         summary.counts[s.label] = s.counts()
         summary.cases_per_second[s.label] = s.cases_per_second()
         summary.problems.extend(s.problems)
     write_dashboard(sets, summary.dashboard)
+    write_spec_questions(sets, out_dir / "spec-questions.md")
     data = {"columns": {label: {"counts": counts, "cases_per_s": summary.cases_per_second[label]}
                         for label, counts in summary.counts.items()},
-            "refused_lines": [str(p) for p in summary.problems]}
+            "refused_lines": [str(p) for p in summary.problems],
+            "spec_questions": spec_question_rows(sets)}
     (out_dir / "summary.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
     return summary

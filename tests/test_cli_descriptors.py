@@ -104,3 +104,18 @@ def test_console_script_subprocess():
     assert json.loads(proc.stdout)["a_type"] == "bf16"
     bad = subprocess.run([sys.executable, "-m", "conformance.commands.cli", "decode", "smem", "0x3"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "Traceback" not in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_idesc_major_spelling_and_fields_only(capsys):
+    """CuTe's UMMA::Major spelling (--b-major MN = --transpose-b) and --fields-only (docs/clients-cute.md)."""
+    code, out, _ = run(capsys, "encode", "idesc", "--kind", "f16", "--m", "128", "--n", "256", "--a-type", "f16",
+                       "--b-type", "f16", "--d-type", "f32", "--b-major", "MN")
+    assert code == 0 and int(out, 16) == 138477584           # CuTe make_instr_desc<half,half,float,128,256,K,MN>
+    code, _, err = run(capsys, "encode", "idesc", "--kind", "f16", "--m", "128", "--n", "256", "--a-type", "f16",
+                       "--b-type", "f16", "--b-major", "K", "--transpose-b")
+    assert code == 2 and "expects MN" in err
+    k96_m128 = (1 << 31) | (8 << 24) | (16 << 17) | (1 << 23) | (1 << 10) | (1 << 7)   # CuTe SM103 cta_group::1 atom
+    code, _, err = run(capsys, "decode", "idesc", "--kind", "mxf4nvf4", hex(k96_m128))
+    assert code == 2 and "Table 39" in err
+    code, out, _ = run(capsys, "decode", "idesc", "--kind", "mxf4nvf4", "--fields-only", hex(k96_m128))
+    assert code == 0 and json.loads(out)["k96"] is True and json.loads(out)["m"] == 128

@@ -99,16 +99,6 @@ def test_a_crashing_case_is_isolated():
     _check(runs[2], xcs[2])
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _triton_imported_once():
-    """pytester's in-process runs drop the modules first imported inside them, and collecting
-    conformance/ imports Triton when installed (conformance/test_clients.py); a second import of its
-    C extension aborts the process (SIGABRT). Import it here, before any run, so the runs keep it."""
-    from conformance.clients.build import triton_or_skip_reason
-
-    triton_or_skip_reason()
-
-
 def _run(pytester, *args):
     return pytester.runpytest(str(ROOT / "conformance"), "-p", "conformance.plugin", "-p", "no:cacheprovider",
                               "-m", "execute", "-p", "no:randomly", *args)

@@ -62,7 +62,7 @@ def test_every_smoke_case_synthesizes_or_names_why():
             continue
         assert len({len(b) for b in inputs.in_blocks}) == 1 and inputs.out_words > 0
         assert len(inputs.in_blocks) == (c.kernel.cluster if c.family != "alloc" else c.params["cta_group"])
-    assert reasons <= {"K = 96 (scale_vec 3X/6X, sm_103a)", "warp-level block-scaled mma.sp (.kind"}, reasons
+    assert reasons <= {"K = 96 (scale_vec 3X/6X, sm_103a)"}, reasons
 
 
 def test_synthesis_is_deterministic():
@@ -176,10 +176,25 @@ def test_k96_absolute_lbo_splits_rows_and_sets_the_flags():
         assert d.start_address % 128 + 48 > 128 and d.leading_byte_offset % 1024 == 0
 
 
-def test_warp_block_scaled_are_untestable_with_a_reason():
+def test_warp_block_scaled_carry_scale_registers_and_selectors():
+    """§9.7.14.3: selectors in aux[0..3] within Table 37; the scale registers follow the A..E registers."""
+    from reference import warp_block_scaling as WB
+
     scaled = [c for c in SMOKE if c.family == "warp.mma.sp" and c.params["kind"] not in (None, "f8f6f4")]
-    with pytest.raises(Untestable, match="block-scaled"):
-        synthesize(scaled[0])
+    assert {c.params["kind"] for c in scaled} == {"mxf8f6f4", "mxf4", "mxf4nvf4"}
+    for c in scaled:
+        inputs = synthesize(c)
+        sc = inputs.logical["warp"].scales
+        sel = WB.ScaleSelectors(*inputs.record["aux"])
+        assert sel == sc.selectors
+        sf = sc.a.shape[1]
+        WB.check_selectors(sf, sel)
+        nwords = len(inputs.in_block) // 128
+        regs = np.frombuffer(inputs.in_block[:128 * nwords], dtype=np.uint32).reshape(32, nwords)
+        np.testing.assert_array_equal(WB.scales_from_registers(regs[:, -2], WB.scale_a_sources(sf, sel)), sc.a)
+        np.testing.assert_array_equal(WB.scales_from_registers(regs[:, -1], WB.scale_b_sources(sf, sel)), sc.b)
+        if len(WB.BYTE_IDS[sf]) > 1:
+            assert sel.byte_id_a != sel.byte_id_b
 
 
 def test_numerics_mode_has_full_mantissas_nan_and_subnormal_rows():

@@ -129,3 +129,14 @@ def test_module_entry_point_and_argparse_errors():
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     bad = subprocess.run(cmd[:7] + ["f64"] + cmd[8:], capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and "f64" in bad.stderr
+
+
+def test_layout_takes_cute_atom_names(capsys):
+    """``--atom Layout_MN_SW128_32B_Atom`` = ``--major MN --swizzle 128B_base32B`` (CuTe's names)."""
+    code, by_atom, _ = run_cli(capsys, "--atom", "Layout_MN_SW128_32B_Atom", "--dtype", "tf32", "--mn", "32", "--k", "8")
+    code2, by_words, _ = run_cli(capsys, "--major", "MN", "--swizzle", "128B_base32B", "--dtype", "tf32",
+                                 "--mn", "32", "--k", "8")
+    assert code == code2 == 0 and by_atom == by_words
+    code, _, err = run_cli(capsys, "--atom", "Layout_K_SW64_Atom", "--major", "K", "--dtype", "f16",
+                           "--mn", "8", "--k", "32")
+    assert code == 2 and "--atom expects" in err

@@ -17,6 +17,7 @@ CuTe tier cannot run (missing wheel or compiler); tests skip with that reason.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -114,10 +115,24 @@ def _compile(source: str, what: str, arch: str, extra: tuple[str, ...], suffix: 
     """Compile ``source`` once into the cache; return the cached output path (atomic)."""
     tc = toolchain()
     flags = tc.flags(arch) + list(extra)
-    out = cache_dir() / f"{_key(source, what, flags, tc)}{suffix}"
+    key = _key(source, what, flags, tc)
+    out = cache_dir() / f"{key}{suffix}"
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
+    # one compile per key across parallel test workers: the others wait, then find the output
+    with open(out.parent / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not out.exists():
+                _compile_into(out, source, what, arch, flags, suffix, tc)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return out
+
+
+def _compile_into(out: Path, source: str, what: str, arch: str, flags: list[str], suffix: str,
+                  tc: CuteToolchain) -> None:
     with tempfile.TemporaryDirectory(prefix="cts-cute-") as tmp:
         src = Path(tmp) / "prog.cu"
         src.write_text(source)
@@ -134,7 +149,6 @@ def _compile(source: str, what: str, arch: str, extra: tuple[str, ...], suffix: 
         if what == "host":
             tmp_out.chmod(0o755)
         os.replace(tmp_out, out)
-    return out
 
 
 def run_host(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) -> str:
@@ -155,3 +169,55 @@ def run_host(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) ->
 def compile_ptx(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) -> str:
     """Compile (cached) device code to PTX text for ``arch`` (``sm_100a``, ``sm_103a``)."""
     return _compile(source, "ptx", arch, extra, ".ptx").read_text()
+
+
+PROGRAM_DIR = Path(__file__).resolve().parent / "cute"
+
+
+@dataclass(frozen=True)
+class CuteProgram:
+    """One CuTe kernel family: a header of this package (``cute/<header>``) and the instantiations,
+    compiled together to one PTX module for ``sm_<arch>a`` (one nvcc run per family)."""
+
+    family: str
+    header: str
+    parts: tuple[str, ...]
+    arch: int = 100
+
+    def source(self) -> str:
+        return (PROGRAM_DIR / self.header).read_text() + "\n" + "\n\n".join(self.parts) + "\n"
+
+    def entry(self, name: str) -> "CuteEntry":
+        return CuteEntry(self, name)
+
+
+@dataclass(frozen=True)
+class CuteEntry:
+    """A kernel (``extern "C"`` entry) of a :class:`CuteProgram`: a corpus ``ClientKernel.fn``."""
+
+    program: CuteProgram
+    name: str
+
+    @property
+    def __name__(self) -> str:          # the corpus' cache key and listings read fn.__name__
+        return self.name
+
+
+#: nvcc flags of every corpus program: asserts off (no ``__assertfail`` calls in the PTX)
+PROGRAM_FLAGS = ("-DNDEBUG",)
+
+
+def compile_program(program: CuteProgram) -> str:
+    """The family's PTX (cached by source text, flags and wheel versions)."""
+    return compile_ptx(program.source(), f"sm_{program.arch}a", PROGRAM_FLAGS)
+
+
+def compile_client(kernel):
+    """A corpus ``ClientKernel`` of language ``cute`` as :class:`conformance.clients.build.Compiled`:
+    its family's PTX, its ``extern "C"`` entry, static shared memory only, no scratch parameters
+    (a CUDA C++ kernel takes exactly its own parameters)."""
+    from conformance.clients.build import Compiled
+
+    entry = kernel.fn
+    return Compiled(compile_program(entry.program), entry.name, 0, kernel.num_warps, kernel.num_ctas, 0, 1, 0, 1, (),
+                    f"nvidia-cutlass {_version('nvidia-cutlass')}", scratch_params=False)

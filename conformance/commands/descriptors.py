@@ -5,9 +5,13 @@ Users paste a descriptor value seen in a failing kernel and read its fields, or 
     tcgen05-cts decode smem 0x4000404000100040
     tcgen05-cts decode idesc 0x08400490 --kind f16
     tcgen05-cts decode zcm 0x0203000f00010200 --m 32 --n 64
-    tcgen05-cts encode idesc --kind f16 --m 128 --n 256 --a-type bf16 --b-type bf16
+    tcgen05-cts encode idesc --kind f16 --m 128 --n 256 --a-type bf16 --b-type bf16 --b-major MN
 
 ``decode`` prints one JSON object (snake_case spec names); ``encode`` prints the value in hex.
+``--fields-only`` checks the field rules of Tables 42-44 but not the Table 39 shape/qualifier
+legality (to read descriptors that public code builds for shapes the spec does not list, e.g.
+CuTe's K = 96 cta_group::1 atoms, docs/clients-cute.md).  ``--a-major``/``--b-major`` K|MN are
+CuTe's spelling of ``--transpose-a``/``--transpose-b`` false|true.
 """
 
 from __future__ import annotations
@@ -62,6 +66,9 @@ def register(sub) -> None:
     p.add_argument("--b-type", choices=TYPE_CHOICES)
     for flag in ("sparse", "saturate", "negate-a", "negate-b", "transpose-a", "transpose-b", "k96"):
         p.add_argument(f"--{flag}", type=parse_bool, nargs="?", const=True, default=False, metavar="true|false")
+    for side in ("a", "b"):
+        p.add_argument(f"--{side}-major", choices=T.MAJORS, default=None,
+                       help=f"major-ness of {side.upper()} (CuTe UMMA::Major): MN means --transpose-{side}")
     p.add_argument("--sparsity-selector", type=parse_int, default=0)
     p.add_argument("--max-shift", type=parse_int, default=0)
     p.add_argument("--scale-type", choices=T.SCALE_TYPES)
@@ -84,6 +91,8 @@ def _legality_args(p: argparse.ArgumentParser) -> None:
                    help="check Table 39 for this cta_group (default: legal for some cta_group)")
     p.add_argument("--ws", type=parse_bool, nargs="?", const=True, default=None, metavar="true|false",
                    help="check Table 39 for .ws or not (default: legal with or without)")
+    p.add_argument("--fields-only", action="store_true",
+                   help="check the field rules of Tables 42-44 only, not the Table 39 shape legality")
 
 
 def _print_json(obj: dict) -> int:
@@ -97,7 +106,8 @@ def _decode_smem(args) -> int:
 
 def _decode_idesc(args) -> int:
     desc = InstrDescriptor.decode(args.value, args.kind)
-    desc.check_legal(args.cta_group, args.ws)
+    if not args.fields_only:
+        desc.check_legal(args.cta_group, args.ws)
     return _print_json(desc.to_json())
 
 
@@ -137,15 +147,22 @@ def _encode_idesc(args) -> int:
     scaled = args.kind in T.BLOCK_SCALED_KINDS
     if args.scale_type is not None and not scaled:
         raise CliError(f"--scale-type is not a field of the kind::{args.kind} format ({format_table(args.kind)})")
+    transpose = {}
+    for side in ("a", "b"):
+        major, flag = getattr(args, f"{side}_major"), getattr(args, f"transpose_{side}")
+        if major == "K" and flag:
+            raise CliError(f"--{side}-major expects MN together with --transpose-{side} true, but got K")
+        transpose[side] = flag or major == "MN"
     desc = InstrDescriptor(
         kind=args.kind, m=args.m, n=args.n, a_type=a_type, b_type=b_type, d_type=args.d_type or d_def,
         sparse=args.sparse, sparsity_selector=args.sparsity_selector, saturate=args.saturate,
-        negate_a=args.negate_a, negate_b=args.negate_b, transpose_a=args.transpose_a,
-        transpose_b=args.transpose_b, max_shift=args.max_shift,
+        negate_a=args.negate_a, negate_b=args.negate_b, transpose_a=transpose["a"],
+        transpose_b=transpose["b"], max_shift=args.max_shift,
         scale_type=args.scale_type if scaled else None,
         a_scale_id=args.a_scale_id, b_scale_id=args.b_scale_id, k96=args.k96,
     )
-    desc.check_legal(args.cta_group, args.ws)
+    if not args.fields_only:
+        desc.check_legal(args.cta_group, args.ws)
     print(f"0x{desc.encode():08x}")
     return 0
 

@@ -2,6 +2,7 @@
 
     tcgen05-cts layout --major {K,MN} --swizzle {none,128B_base32B,128B,64B,32B} --dtype TYPE
                        --mn R --k C [--start-address A] [--kind KIND]
+    tcgen05-cts layout --atom Layout_K_SW128_Atom --dtype TYPE --mn R --k C ...   (CuTe's atom names)
                        [--continuation-address ADDR] [--format {json,table}]
 
 JSON (default): ``{"descriptor": {...}, "bit_offsets": [[...], ...], "image_bytes": N}`` —
@@ -15,17 +16,27 @@ from __future__ import annotations
 
 import json
 
-from conformance.commands.cli import parse_int
+from conformance.commands.cli import CliError, parse_int
 from reference.smem_choice import choose_layout, image_bytes
 from reference.smem_layout import STORAGE_BITS
 from reference.tables import KINDS, MAJORS, SWIZZLES
+
+# CuTe's UMMA layout atoms (cute/atom/mma_traits_sm100.hpp) -> (major-ness, swizzle); tiled to a shape
+# with tile_to_shape (MN fastest) they are the compact canonical layouts of reference.smem_choice.
+CUTE_ATOMS: dict[str, tuple[str, str]] = {
+    f"Layout_{major}_{name}_Atom": (major, swizzle)
+    for major in MAJORS for name, swizzle in (("INTER", "none"), ("SW32", "32B"), ("SW64", "64B"), ("SW128", "128B"))
+}
+CUTE_ATOMS["Layout_MN_SW128_32B_Atom"] = ("MN", "128B_base32B")
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("layout", help="shared-memory layout of an MMA operand tile (§9.7.16.3)",
                               description="Descriptor and per-element bit offsets of an operand tile in shared memory.")
-    p.add_argument("--major", required=True, choices=MAJORS, help="K-major or MN-major (transposed)")
-    p.add_argument("--swizzle", required=True, choices=SWIZZLES)
+    p.add_argument("--major", choices=MAJORS, help="K-major or MN-major (transposed)")
+    p.add_argument("--swizzle", choices=SWIZZLES)
+    p.add_argument("--atom", choices=tuple(CUTE_ATOMS), default=None,
+                   help="CuTe UMMA layout atom name (instead of --major and --swizzle), tiled MN-fastest")
     p.add_argument("--dtype", required=True, choices=tuple(STORAGE_BITS), metavar="TYPE",
                    help="element type word: " + " ".join(STORAGE_BITS))
     p.add_argument("--mn", required=True, type=parse_int, metavar="R", help="rows: extent along M (A) or N (B)")
@@ -40,6 +51,12 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    if args.atom is not None:
+        if args.major is not None or args.swizzle is not None:
+            raise CliError(f"--atom expects no --major/--swizzle (it names both), but got --atom {args.atom} with them")
+        args.major, args.swizzle = CUTE_ATOMS[args.atom]
+    elif args.major is None or args.swizzle is None:
+        raise CliError("layout expects --major and --swizzle (or --atom), but got only one or neither")
     layout = choose_layout(args.major, args.swizzle, args.dtype, args.mn, args.k, args.start_address,
                            kind=args.kind, continuation_address=args.continuation_address)
     offsets = layout.bit_offsets(args.mn, args.k)

@@ -45,6 +45,10 @@ def register(subparsers) -> None:
     parser.add_argument("--section", action="append", default=[], metavar="S", help="only this spec section")
     parser.add_argument("--family", action="append", default=[], metavar="F", help="only this family")
     parser.add_argument("--ptxas", action="append", default=[], metavar="PATH", help="ptxas to assemble with")
+    parser.add_argument("--sim-reading", action="append", default=[], metavar="QID=R",
+                        help="with --device sim: the simulated device follows reading R of spec question QID")
+    parser.add_argument("--reading", action="append", default=[], metavar="QID=R",
+                        help="expected values follow reading R of spec question QID (docs/spec-questions.md)")
     parser.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="-- then arguments passed to pytest")
     parser.set_defaults(func=handle)
@@ -63,6 +67,15 @@ def _validate(args) -> None:
             if not Path(path).is_file():
                 raise CliError(f"{option} expects an existing file, but got {path!r}")
         parse_pattern_files([Path(p) for p in paths])
+    from reference.errors import SpecError
+    from reference.spec_questions import parse_assignment
+
+    for option, values in (("--sim-reading", args.sim_reading), ("--reading", args.reading)):
+        for value in values:
+            try:
+                parse_assignment(value)
+            except SpecError as exc:
+                raise CliError(f"{option}: {exc}") from None
     if args.flake_reruns < 0:
         raise CliError(f"--flake-reruns expects N >= 0, but got {args.flake_reruns}")
     n = str(args.numprocesses)
@@ -83,7 +96,8 @@ def pytest_command(args, results: Path) -> list[str]:
     for option, values in (("--skips", args.skips), ("--flakes", args.flakes)):
         for value in values:
             cmd += [option, str(Path(value).resolve())]
-    for option, values in (("--section", args.section), ("--family", args.family), ("--ptxas", args.ptxas)):
+    for option, values in (("--section", args.section), ("--family", args.family), ("--ptxas", args.ptxas),
+                           ("--sim-reading", args.sim_reading), ("--reading", args.reading)):
         for value in values:
             cmd += [option, value]
     if args.shard:

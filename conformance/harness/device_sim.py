@@ -23,6 +23,7 @@ from ptxsim.faults import ProbeSet
 
 ENV_FAULTS_FROM = "TCGEN05_CTS_SIM_FAULTS_FROM"
 ENV_FAULTS = "TCGEN05_CTS_SIM_FAULTS"
+ENV_READINGS = "TCGEN05_CTS_SIM_READINGS"
 
 
 class SimBackend:
@@ -97,6 +98,14 @@ def faults_from_environment(environ=os.environ) -> tuple[Fault, ...]:
     return tuple(faults)
 
 
+def readings_from_environment(environ=os.environ) -> dict[str, str]:
+    """Spec-question readings the simulated device follows: ``TCGEN05_CTS_SIM_READINGS`` =
+    ``QID=R,QID=R`` (``--sim-reading``; docs/spec-questions.md)."""
+    from reference.spec_questions import parse_assignments
+
+    return parse_assignments([t for t in environ.get(ENV_READINGS, "").split(",") if t.strip()])
+
+
 def open_sim_device(faults: Iterable[Fault] | None = None) -> tuple[SimBackend, str]:
     """``(device, "")`` for ``--device sim`` (the shape ``conformance.harness.devices.open_device`` expects)."""
-    return SimBackend(faults_from_environment() if faults is None else faults), ""
+    return SimBackend(faults_from_environment() if faults is None else faults, readings=readings_from_environment()), ""

@@ -10,6 +10,8 @@ negative cases are the assembly tier's) and call :func:`check_case`:
 3. a case the reference cannot define, or the simulator does not model, is a Skip naming why;
 4. crash / timeout -> ``CaseCrash`` / ``CaseTimeout`` (statuses Crash / Timeout); status words;
 5. the expected sections (``conformance.harness.oracles``) are compared (``conformance.harness.execute_compare``);
+   a case that depends on a spec question whose probe saw another reading than the one its
+   expected values follow fails naming the question (``conformance.harness.probes``);
    on failure the PTX, cubin, record, inputs, outputs and expected words go under
    ``<results>/artifacts/``.
 
@@ -34,6 +36,7 @@ from conformance.harness.execute_batch import ExecCase, ExecutionService
 from conformance.harness.execute_compare import compare_case
 from conformance.harness.gating import require_target
 from conformance.harness.oracles import OracleError, expected
+from conformance.harness.probes import conflict_message, reading_conflicts
 from generators.inputs import NUMERICS
 from generators.inputs.mma import untestable_reason
 from generators.params import Case
@@ -144,11 +147,16 @@ def check_case(xcase: ExecCase, request) -> None:
         exp = expected(case, run.inputs, numerics=numerics, mode=xcase.mode)
     except OracleError as exc:
         pytest.fail(f"§{case.section} {xcase.case_id}: expected-value step: {exc}", pytrace=False)
+    conflicts = reading_conflicts(request.config, device, case)
     try:
         compare_case(exp, run.outputs, section_id=case.section, case_id=xcase.case_id, repro=repro)
+        if conflicts:        # the values agree, but they follow a reading this device does not
+            pytest.fail(f"§{case.section} {conflict_message(xcase.case_id, conflicts)}", pytrace=False)
         return
     except ComparisonFailure as exc:
         failure = str(exc)
+    if conflicts:
+        failure = f"§{case.section} {conflict_message(xcase.case_id, conflicts)}\n{failure}"
     where = _artifacts(request, svc, xcase, target, run, exp)
     pytest.fail(failure + (f"\n  artifacts: {where}" if where is not None else ""), pytrace=False)
 

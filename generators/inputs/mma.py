@@ -270,8 +270,8 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
     """Place an mn x k operand tile in ``staging`` (``block.tile_start``); its descriptor.
 
     ``absolute``: the absolute leading-dimension mode, the row split over two chunks (``_absolute_start``).
-    ``lbo_set``: a K-major swizzled tile's descriptor carries LBO = 32..2^18-16 bytes instead of 16
-    (§9.7.16.3.1: "not used"; the image is the same since the tile's K fits one swizzle row)."""
+    ``lbo_set``: a K-major swizzled tile's descriptor carries LBO = 32..1008 bytes instead of 16
+    (§9.7.16.3.1: "not used"; under the pick of spec question Q-LBO-KSW the image is the same)."""
     swizzle, major = parse_layout(layout_name)
     mn, k = codes_mn_k.shape
     storage = element_storage(dtype, kind)
@@ -289,11 +289,20 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
         raise Untestable(f"no shared-memory layout for the {mn}x{k} {dtype} tile in {layout_name}: {exc}") from None
     if swizzle == "none" and not absolute and tiles_pad(rng):
         layout = padded_layout(layout, mn, k, rng)
-    staging.place(layout, codes_mn_k)
-    desc = layout.descriptor()
     if lbo_set and major == "K" and swizzle != "none":
-        desc = replace(desc, leading_byte_offset=16 * int(rng.integers(2, 1 << 14)))   # any of the 14 bits
-    return desc.encode()
+        # placed with that LBO: the same image under spec question Q-LBO-KSW's pick ("assumed 1"),
+        # units LBO apart along K under its reading "honoured", where an LBO whose units would
+        # land on other rows is drawn again (generators.probes)
+        for _ in range(64):
+            lbo_layout = replace(layout, leading_byte_offset=16 * int(rng.integers(2, 64)))
+            try:
+                staging.place(lbo_layout, codes_mn_k)
+                return lbo_layout.descriptor().encode()
+            except SpecError:
+                continue
+        raise Untestable(f"no LBO in 32..1008 places the {mn}x{k} {dtype} tile in {layout_name} without overlap")
+    staging.place(layout, codes_mn_k)
+    return layout.descriptor().encode()
 
 
 PAD_IMAGE_LIMIT = 64 * 1024       # bytes a padded tile's image may span (two tiles fit the staging buffer)
@@ -310,17 +319,17 @@ def padded_layout(layout, mn: int, k: int, rng):
     field's low and high bits are set in some case (field coverage, issue 15). Half the time the
     8-row groups are 16-112 bytes apart beyond their 128 (SBO 144-240, LBO = SBO x groups), else the
     K groups sit together (LBO 128) and SBO is drawn from 128 x K groups up to what fits
-    :data:`PAD_IMAGE_LIMIT` (any 14-bit value when the tile has one 8-row group: SBO unused). The
+    :data:`PAD_IMAGE_LIMIT` (any 14-bit SBO or LBO when the tile has one group along it: unused). The
     packer and the reader both take the strides from the layout; a draw whose elements would
     collide is not used."""
     core = 128
-    groups = -(-layout.leading_byte_offset // core)          # compact LBO = 128 x (8-row groups)
-    kgroups = int(layout.bit_offsets(mn, k).max()) // 8 // layout.leading_byte_offset + 1
+    groups = -(-layout.leading_byte_offset // core)          # compact LBO = 128 x (groups SBO apart)
+    kgroups = int(layout.bit_offsets(mn, k).max()) // 8 // layout.leading_byte_offset + 1   # LBO apart
     if rng.random() < 0.5:
         sbo = core + 16 * int(rng.integers(1, 8))
         lbo = sbo * groups
     else:
-        lbo = core
+        lbo = core if kgroups > 1 else 16 * int(rng.integers(8, 1 << 14))     # one group: LBO unused
         top = (1 << 14) - 1 if groups == 1 else (PAD_IMAGE_LIMIT - core * kgroups) // (16 * (groups - 1))
         lo = core * kgroups // 16
         sbo = 16 * int(rng.integers(lo, max(lo, min(top, (1 << 14) - 1)) + 1))

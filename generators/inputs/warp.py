@@ -5,7 +5,16 @@ Logical operands (16 x K/2 compressed A, metadata, K x 8 B, 16 x 8 C) are exact 
 ``reference.warp_sparse.warp_metadata_registers``. Lanes the sparsity selector does not name get
 random metadata registers (the instruction must not read them). Metadata nibbles: the six ordered
 pairs for ``mma.sp::ordered_metadata``; every pair of distinct indices for plain ``mma.sp``, whose
-text calls only the four equal-index values invalid. Register order per thread: A, B, C, E.
+text calls only the four equal-index values invalid. Register order per thread: A, B, C, E, then
+for the block-scaled kinds scale-a-data, scale-b-data.
+
+Block-scaled kinds (``.kind::mxf8f6f4/mxf4/mxf4nvf4.block_scale``, §9.7.14.3): scale codes are
+powers of two near 1 (``values.scale_codes``; ue4m3 with its ignored bit 7 set at random), so D
+stays exact. The selectors ``{byte-id, thread-id}`` are runtime values (case record ``aux[0..3]``:
+byte-id-a, thread-id-a, byte-id-b, thread-id-b) drawn from Table 37, byte-id-b different from
+byte-id-a whenever the table allows two values (a device that swaps or ignores one is seen). The
+factors reach the registers through ``reference.warp_block_scaling.place_scales``; every other
+byte of the scale registers, and the registers of lanes the selectors do not name, are random.
 """
 
 from __future__ import annotations
@@ -16,11 +25,17 @@ import numpy as np
 
 from generators.inputs import values as V
 from generators.inputs.block import InBlocks, register_bytes
-from generators.inputs.types import CaseInputs, Untestable
+from generators.inputs.types import CaseInputs
 from reference import sparsity as SP
+from reference import warp_block_scaling as WB
 from reference import warp_mma_fragments as WF
 from reference.tmem_packing import container_byte
-from reference.warp_sparse import F8F6F4_TYPES, warp_metadata_registers, warp_sparse_shape
+from reference.warp_sparse import (
+    F8F6F4_TYPES,
+    metadata_owner_lanes,
+    warp_metadata_registers,
+    warp_sparse_shape,
+)
 
 # bits per element as the fragments hold them (f8f6f4 4/6-bit types: 8-bit containers)
 FRAGMENT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "s4": 4, "u4": 4,
@@ -28,6 +43,17 @@ FRAGMENT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "s4": 4, "
 ALL_DISTINCT_2_4 = np.array([n for n in range(16) if (n & 3) != (n >> 2)], dtype=np.uint8)
 ORDERED_2_4 = np.array(sorted(SP.ORDERED_NIBBLES), dtype=np.uint8)
 TF32_NIBBLES = np.array(sorted(SP.TF32_NIBBLES), dtype=np.uint8)
+PACKED_FP4_KINDS = ("mxf4", "mxf4nvf4")          # e2m1 packed 8 per register, 4:8 pair sparsity
+
+
+@dataclass(frozen=True)
+class WarpScales:
+    """Scale factors of a block-scaled warp-level MMA: codes scale_A (16 x SF), scale_B (SF x 8)."""
+
+    scale_type: str
+    a: np.ndarray
+    b: np.ndarray
+    selectors: WB.ScaleSelectors
 
 
 @dataclass(frozen=True)
@@ -45,19 +71,44 @@ class WarpLogical:
     satfinite: bool
     pattern: SP.SparsePattern
     context: str
+    scales: WarpScales | None = None
 
 
-def _pattern(a_type: str) -> SP.SparsePattern:
+def _pattern(a_type: str, kind: str | None) -> SP.SparsePattern:
     if a_type == "tf32":
         return SP.PATTERN_1_2
-    return SP.PATTERN_4_8 if a_type in ("s4", "u4") else SP.PATTERN_2_4
+    return SP.PATTERN_4_8 if a_type in ("s4", "u4") or kind in PACKED_FP4_KINDS else SP.PATTERN_2_4
 
 
-def _fragment_codes(fmt: str, codes: np.ndarray) -> np.ndarray:
+def _fragment_bits(fmt: str, kind: str | None) -> int:
+    return 4 if kind in PACKED_FP4_KINDS else FRAGMENT_BITS[fmt]
+
+
+def _fragment_codes(fmt: str, codes: np.ndarray, kind: str | None) -> np.ndarray:
     """Codes as the registers carry them (f8f6f4 6/4-bit types in 8-bit containers)."""
-    if fmt in F8F6F4_TYPES and fmt not in ("e4m3", "e5m2"):
+    if fmt in F8F6F4_TYPES and fmt not in ("e4m3", "e5m2") and kind not in PACKED_FP4_KINDS:
         return container_byte(fmt, codes).astype(np.uint64)
     return codes
+
+
+def _selectors(sf: int, rng) -> WB.ScaleSelectors:
+    """Table 37 values; byte-id-b differs from byte-id-a where two values are legal."""
+    ids = WB.BYTE_IDS[sf]
+    byte_a = int(rng.choice(ids))
+    byte_b = int(rng.choice([b for b in ids if b != byte_a] or [byte_a]))
+    return WB.ScaleSelectors(byte_a, int(rng.choice(WB.THREAD_IDS_A)), byte_b, int(rng.choice(WB.THREAD_IDS_B)))
+
+
+def _scales(p, rng) -> tuple[WarpScales, np.ndarray]:
+    """The scale factors and the (32, 2) scale-a-data / scale-b-data registers."""
+    sf = WB.warp_scale_factor_count(p["kind"], p["scale_vec"], p["scale_type"])
+    sel = _selectors(sf, rng)
+    noise = p["scale_type"] == "ue4m3"
+    a = V.scale_codes(p["scale_type"], (16, sf), rng, sign_noise=noise)
+    b = V.scale_codes(p["scale_type"], (sf, 8), rng, sign_noise=noise)
+    ra = WB.place_scales(V.random_words(rng, 32), a, WB.scale_a_sources(sf, sel))
+    rb = WB.place_scales(V.random_words(rng, 32), b, WB.scale_b_sources(sf, sel))
+    return WarpScales(p["scale_type"], a, b, sel), np.stack([ra, rb], axis=1)
 
 
 def _accumulator(c_type: str, satfinite: bool, pool_limit: float, rng) -> np.ndarray:
@@ -130,12 +181,10 @@ def special_values(a_type, b_type, c_type, pat, pool, a, meta, b, c):
 
 def warp_inputs(case, rng) -> CaseInputs:
     p = case.params
-    if p["kind"] not in (None, "f8f6f4"):
-        raise Untestable(f"warp-level block-scaled mma.sp (.kind::{p['kind']}): the scale-factor registers "
-                         "(byte-id / thread-id selection) are not modelled by the reference")
+    kind = p["kind"]
     k = int(p["shape"].split("k")[1])
-    fam = warp_sparse_shape(p["shape"], p["a_type"])
-    pat = _pattern(p["a_type"])
+    fam = warp_sparse_shape(p["shape"], "mxf4:e2m1" if kind in PACKED_FP4_KINDS else p["a_type"])
+    pat = _pattern(p["a_type"], kind)
     pool = V.NARROW if p["d_type"] == "f16" else V.WIDE
     a = V.element_codes(p["a_type"], V.element_values(p["a_type"], (16, k // 2), rng, pool), rng, tf32_noise=True)
     b = V.element_codes(p["b_type"], V.element_values(p["b_type"], (k, 8), rng, pool), rng, tf32_noise=True)
@@ -144,20 +193,26 @@ def warp_inputs(case, rng) -> CaseInputs:
     meta = rng.choice(nibbles, size=(16, k // pat.chunk))
     c = _accumulator(p["c_type"], p["satfinite"], 8.0, rng)
     a, meta, b, c = special_values(p["a_type"], p["b_type"], p["c_type"], pat, nibbles, a, meta, b, c)
+    scales, scale_regs = _scales(p, rng) if kind in WB.SCALE_VECS else (None, np.zeros((32, 0), dtype=np.uint32))
     logical = WarpLogical(p["shape"], k, p["a_type"], p["b_type"], p["c_type"], p["d_type"], a, meta, b, c,
-                          p["satfinite"], pat, context)
-    fa = WF.a_fragment(k // 2, FRAGMENT_BITS[p["a_type"]])
-    fb = WF.b_fragment(k, FRAGMENT_BITS[p["b_type"]])
+                          p["satfinite"], pat, context, scales)
+    fa = WF.a_fragment(k // 2, _fragment_bits(p["a_type"], kind))
+    fb = WF.b_fragment(k, _fragment_bits(p["b_type"], kind))
     fc = WF.cd_fragment(16 if p["c_type"] == "f16" else 32)
     e = warp_metadata_registers(fam, meta, p["selector"])
     owners = np.zeros(32, dtype=bool)
-    from reference.warp_sparse import metadata_owner_lanes
     owners[list(metadata_owner_lanes(fam, p["selector"]))] = True
     e = np.where(owners, e, V.random_words(rng, 32))
-    regs = np.concatenate([WF.scatter(fa, _fragment_codes(p["a_type"], a)), WF.scatter(fb, _fragment_codes(p["b_type"], b)),
-                           WF.scatter(fc, c), e[:, None]], axis=1)
+    regs = np.concatenate([WF.scatter(fa, _fragment_codes(p["a_type"], a, kind)),
+                           WF.scatter(fb, _fragment_codes(p["b_type"], b, kind)),
+                           WF.scatter(fc, c), e[:, None], scale_regs], axis=1)
     blocks = InBlocks(1)
     rec = {"regs_src": blocks.add(register_bytes(regs))}
-    d_regs = 2 if p["d_type"] == "f16" else 4
     decisions = ("warp-level mma.sp metadata register layout (reference.warp_sparse)",)
+    if scales is not None:
+        sel = scales.selectors
+        rec["aux"] = [sel.byte_id_a, sel.thread_id_a, sel.byte_id_b, sel.thread_id_b]
+        decisions += ("warp-level scale-factor lanes and bytes (reference.warp_block_scaling, CUTLASS SM120 SFA/SFB "
+                      "layouts)",)
+    d_regs = 2 if p["d_type"] == "f16" else 4
     return CaseInputs(rec, blocks.blocks(), 32 * d_regs, {"warp": logical}, decisions)

@@ -1,6 +1,8 @@
 """Expected D registers of warp-level ``mma.sp`` cases (§9.7.14.6).
 
-D = expand(A, metadata) x B + C, computed exactly: the operands are exact by construction, so
+D = expand(A, metadata) x B + C, computed exactly (block-scaled kinds, §9.7.14.3:
+(A * scale_A) x (B * scale_B) + C, scale_A 16 x SF and scale_B SF x 8 spread over K / SF logical
+columns each by ``reference.block_scaling.per_k``): the operands are exact by construction, so
 every product and the sum are exact in float64 (integers: int64, then ``.satfinite`` clamps, else
 the value must fit s32). The result must be exactly representable in D's type, else the inputs
 were not exact (:class:`OracleError`). D reaches the registers through
@@ -12,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from conformance.harness.oracles.common import FULL, Expected, OracleError, piece, register_section
+from reference import block_scaling as BS
 from reference import formats as F
 from reference import sparsity as SP
 from reference import warp_mma_fragments as WF
@@ -25,6 +28,10 @@ def warp_d(lg) -> np.ndarray:
     a = SP.expand(lg.pattern, F.decode(lg.a_type, lg.a), lg.meta, fill=0.0)
     b = F.decode(lg.b_type, lg.b)
     c = F.decode(lg.c_type, lg.c)
+    if lg.scales is not None:
+        sa, sb = BS.per_k(BS.scale_values(lg.scales.scale_type, lg.scales.a),
+                          BS.scale_values(lg.scales.scale_type, lg.scales.b), lg.k)
+        a, b = a * sa, b * sb
     if lg.d_type == "s32":
         exact = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
         if lg.satfinite:

@@ -1,0 +1,118 @@
+"""Running the probes of the spec questions on a device (docs/spec-questions.md).
+
+:func:`observe` launches a question's probe kernel (``generators.probes``) once with one case per
+reading (inputs placed as that reading says) and compares each with the expected values computed
+under that reading. The device follows the reading(s) whose comparison passes: exactly one is the
+observation; none is "none of the known readings", reported with the raw differences. Results are
+kept per device and question for the session (the suite's cases ask for them too: a case that
+depends on a question whose observed reading is not the one its expected values follow fails
+naming the question, :func:`reading_conflicts`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from conformance.harness.compare import ComparisonFailure
+from conformance.harness.device import CaseCrash, CaseTimeout, check_status
+from conformance.harness.execute_batch import ExecCase
+from conformance.harness.execute_compare import compare_case
+from conformance.harness.oracles import expected
+from generators.inputs import NUMERICS, SEMANTIC
+from generators.probes import PROBES, probe_case, probe_inputs, questions_of
+from reference.spec_questions import NONE_OF_THEM, following, question, reading
+
+_OBSERVED = pytest.StashKey[dict]()
+RAW_LIMIT = 1500
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one device did on one question's probe."""
+
+    qid: str
+    observed: str            # a reading id, NONE_OF_THEM, or "" (not run: see skip)
+    pick: str
+    expected: str            # the reading the suite's expected values follow in this run
+    case_id: str = ""
+    raw: str = ""            # the raw differences when no reading matched
+    skip: str = ""
+
+    @property
+    def conflict(self) -> bool:
+        return bool(self.observed) and self.observed != self.expected
+
+    def summary(self) -> str:
+        if self.skip:
+            return f"{self.qid}: not observed ({self.skip})"
+        return f"{self.qid}: observed {self.observed}; suite's pick {self.pick}; expected values follow {self.expected}"
+
+
+def observe(config, device, qid: str) -> Observation:
+    """The observation of ``qid`` on ``device`` (run once per session and device)."""
+    cache = config.stash.setdefault(_OBSERVED, {})
+    key = (id(device), qid)
+    if key not in cache:
+        cache[key] = _observe(config, device, qid)
+    return cache[key]
+
+
+def _observe(config, device, qid: str) -> Observation:
+    from conformance.harness.execute import service
+
+    q = question(qid)
+    base = dict(qid=qid, pick=q.pick, expected=reading(qid))
+    if qid not in PROBES:
+        return Observation(observed="", skip="no probe kernel yet", **base)
+    if device is None or device.kind == "none":
+        return Observation(observed="", skip="no device", **base)
+    case = probe_case(qid)
+    base["case_id"] = case.case_id
+    svc = service(config, device)
+    target = svc.target_for(case)
+    if target is None:
+        return Observation(observed="", skip=f"NotSupported: needs {' or '.join(case.targets)}", **base)
+    inputs = probe_inputs(qid, case)
+    readings = list(inputs)
+    try:
+        module = svc.module(case, target)
+        outputs, status, _ = svc._launch(module, case, [(ExecCase(case), inputs[r]) for r in readings])
+    except (CaseCrash, CaseTimeout) as exc:
+        return Observation(observed=NONE_OF_THEM, raw=f"{type(exc).__name__}: {exc}"[:RAW_LIMIT], **base)
+    matched, raw = [], []
+    for i, r in enumerate(readings):
+        problem = check_status(case.case_id, status[i])
+        if not problem:
+            with following({qid: r}):
+                # bit for bit against the hardware model (a reading may make inputs inexact)
+                exp = expected(case, inputs[r], numerics="hardware",
+                               mode=NUMERICS if case.family.startswith("mma") else SEMANTIC)
+            try:
+                compare_case(exp, outputs[i], section_id=case.section, case_id=case.case_id, repro="")
+                matched.append(r)
+                continue
+            except ComparisonFailure as exc:
+                problem = str(exc)
+        raw.append(f"[data placed and expected as {r}] {problem}")
+    if len(matched) == 1:
+        return Observation(observed=matched[0], **base)
+    if matched:
+        raise AssertionError(f"probe of {qid} cannot tell {', '.join(matched)} apart (case {case.case_id})")
+    return Observation(observed=NONE_OF_THEM, raw="\n".join(raw)[:RAW_LIMIT], **base)
+
+
+def reading_conflicts(config, device, case) -> list[Observation]:
+    """The observations that contradict the readings ``case``'s expected values follow."""
+    return [o for o in (observe(config, device, q) for q in questions_of(case)) if o.conflict]
+
+
+def conflict_message(case_id: str, conflicts: list[Observation]) -> str:
+    parts = [f"{o.qid} (device: {o.observed}; expected values: {o.expected})" for o in conflicts]
+    hint = " ".join(f"--reading {o.qid}={o.observed}" for o in conflicts if o.observed != NONE_OF_THEM)
+    return (f"{case_id}: depends on spec question {', '.join(parts)}; see docs/spec-questions.md"
+            + (f"; rerun with {hint} to expect the device's reading" if hint else ""))
+
+
+__all__ = ["Observation", "observe", "reading_conflicts", "conflict_message"]
