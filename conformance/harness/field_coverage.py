@@ -12,7 +12,7 @@ taken from the case record and logical inputs that input synthesis hands the ker
 * tcgen05 operands: Tensor Memory addresses (lane << 16 | column, §9.7.16.1.1) of D, A, the scale
   factors, the metadata and the taddr of ld/st/cp/shift (each warp adds its lane quarter), the
   disable-output-lane vector (§9.7.16.10.9.1), the scale-input-d immediate;
-* values (:func:`value_classes`): A, B, C, the scale factors, per element type.
+* values (:func:`value_classes`): A, B, C, the scale factors (tcgen05 and warp-level), per element type.
 
 Shared-memory addresses are relative to the kernel's 1024-aligned staging buffer (the kernel adds
 the buffer's address; docs/kernel-abi.md), so the address bits reported are the ones the suite
@@ -198,7 +198,11 @@ def case_values(case, inputs) -> list[tuple[str, str, np.ndarray]]:
         return out
     warp = inputs.logical.get("warp")
     if warp is not None:
-        return [("warp A", warp.a_type, warp.a), ("warp B", warp.b_type, warp.b), ("warp C", warp.c_type, warp.c)]
+        out = [("warp A", warp.a_type, warp.a), ("warp B", warp.b_type, warp.b), ("warp C", warp.c_type, warp.c)]
+        scales = getattr(warp, "scales", None)
+        if scales is not None:
+            out += [("warp SFA", scales.scale_type, scales.a), ("warp SFB", scales.scale_type, scales.b)]
+        return out
     return []
 
 
@@ -258,7 +262,8 @@ def bit_holes(tally: Tally) -> list[Hole]:
 
 
 VALUE_SECTION = {"A": "9.7.16.10.9.1", "B": "9.7.16.10.9.1", "C": "9.7.16.10.9.1", "SFA": "9.7.16.10.7",
-                 "SFB": "9.7.16.10.7", "warp A": "9.7.14.6.1", "warp B": "9.7.14.6.1", "warp C": "9.7.14.6.1"}
+                 "SFB": "9.7.16.10.7", "warp A": "9.7.14.6.1", "warp B": "9.7.14.6.1", "warp C": "9.7.14.6.1",
+                 "warp SFA": "9.7.14.3", "warp SFB": "9.7.14.3"}
 
 
 def class_holes(tally: Tally) -> list[Hole]:

@@ -106,6 +106,7 @@ def _scales(p, rng) -> tuple[WarpScales, np.ndarray]:
     noise = p["scale_type"] == "ue4m3"
     a = V.scale_codes(p["scale_type"], (16, sf), rng, sign_noise=noise)
     b = V.scale_codes(p["scale_type"], (sf, 8), rng, sign_noise=noise)
+    a, b = special_scales(p["scale_type"], a, b, int(rng.integers(1 << 16)))
     ra = WB.place_scales(V.random_words(rng, 32), a, WB.scale_a_sources(sf, sel))
     rb = WB.place_scales(V.random_words(rng, 32), b, WB.scale_b_sources(sf, sel))
     return WarpScales(p["scale_type"], a, b, sel), np.stack([ra, rb], axis=1)
@@ -121,8 +122,23 @@ def _accumulator(c_type: str, satfinite: bool, pool_limit: float, rng) -> np.nda
     return V.element_codes(c_type, V.accumulator_values((16, 8), rng, limit=pool_limit))
 
 
-# rows of the 16 x 8 tile that carry special values (special_values)
+# rows of the 16 x 8 tile that carry special values (special_values); the column of B that is all
+# +0 (its scale factors carry the special scale values, special_scales)
 B_ROW, C_ROW, A_ROWS = 6, 7, 8
+ZERO_COLUMN = 4
+
+
+def special_scales(scale_type: str, a: np.ndarray, b: np.ndarray, turn: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scale factors with their special value classes where they multiply only zeros (issue 15):
+    scale_A of row C_ROW (A all +0 there) and scale_B of column ZERO_COLUMN (B all +0 there), so D
+    = C whatever the scale (NaN scales: NaN). Every class but +0's twin goes in, from ``turn`` on
+    when there are fewer blocks than classes."""
+    specials = [v for n, v in V.class_codes(scale_type).items() if n not in ("-0",)]
+    a, b = a.copy(), b.copy()
+    for blk in range(a.shape[1]):
+        a[C_ROW, blk] = specials[(turn + blk) % len(specials)]
+        b[blk, ZERO_COLUMN] = specials[(turn + blk + 1) % len(specials)]
+    return a, b
 
 
 def _nibble_with(pat: SP.SparsePattern, pool: np.ndarray, position: int, keep: bool) -> int:
@@ -140,7 +156,9 @@ def special_values(a_type, b_type, c_type, pat, pool, a, meta, b, c):
     special (max, -max, min normal, +-Inf, NaN) at their kept element of chunk 2 against a B row of
     1s, all other A elements of those rows +0 and C 0, so D = the special; +0 and -0 in A and B among
     the ordinary rows, -0 in C where the row's sum is nonzero. C_ROW: A all +0 and the C specials,
-    so D = C (s32: its maximum and minimum). Subnormal inputs are left out (``values.py``)."""
+    so D = C (s32: its maximum and minimum). Column ZERO_COLUMN of B is all +0. Where a row or
+    column of D would be a sum of zeros only, C is made nonzero (the sign of an all-zero sum is
+    where IEEE and the hardware model differ, ``values.py``). Subnormal inputs are left out."""
     a, meta, b, c = a.copy(), meta.copy(), b.copy(), c.copy()
     chunk, kept = pat.chunk, pat.kept
     floats = a_type not in V.INT_POOLS
@@ -169,7 +187,11 @@ def special_values(a_type, b_type, c_type, pat, pool, a, meta, b, c):
             c[r] = 0
         a[0, 1], a[1, 1] = V.class_codes(a_type)["-0"], 0
         b[1, 2], b[2, 3] = sb["-0"], 0
+    b[:, ZERO_COLUMN] = 0
+    one_c = V.element_codes(c_type, [1.0])[0]
+    c[:, ZERO_COLUMN] = np.where(c[:, ZERO_COLUMN] == 0, one_c, c[:, ZERO_COLUMN])    # no all-zero sums
     a[C_ROW] = 0
+    c[C_ROW] = np.where(c[C_ROW] == 0, one_c, c[C_ROW])
     if c_type == "s32":
         c[C_ROW, :2] = [(1 << 31) - 1, 1 << 31]
     else:

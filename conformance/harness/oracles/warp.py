@@ -20,6 +20,7 @@ from reference import sparsity as SP
 from reference import warp_mma_fragments as WF
 
 S32_MIN, S32_MAX = -(1 << 31), (1 << 31) - 1
+QUIET_F16 = 0x7E00            # f16 exponent all ones and the quiet bit: every quiet NaN has them
 
 
 def warp_d(lg) -> np.ndarray:
@@ -51,11 +52,15 @@ def warp_expected(case, inputs, spec, numerics, mode) -> Expected:
     lg = inputs.logical["warp"]
     d = warp_d(lg)
     frag = WF.cd_fragment(16 if lg.d_type == "f16" else 32)
-    regs = WF.scatter(frag, d)
     out = piece(case.kernel, inputs.record, "registers")
     value_type = {"f32": "f32", "s32": "s32", "f16": "u32"}[lg.d_type]
-    nan_any = None
-    if lg.d_type != "s32" and F.is_nan_code(lg.d_type, d).any():      # any NaN stands for a NaN result
-        nan_any = WF.scatter(frag, F.is_nan_code(lg.d_type, d).astype(np.uint64)) != 0
-    return Expected([register_section("D registers", out, inputs.out_words, regs, FULL, value_type=value_type,
+    nan = F.is_nan_code(lg.d_type, d) if lg.d_type != "s32" else np.zeros(d.shape, dtype=bool)
+    mask, nan_any = FULL, None
+    if lg.d_type == "f32" and nan.any():                     # any NaN stands for a NaN result
+        nan_any = WF.scatter(frag, nan.astype(np.uint64)) != 0
+    if lg.d_type == "f16" and nan.any():                     # two halves a register: compare a NaN half's
+        d = np.where(nan, QUIET_F16, d)                      # exponent and quiet bit only (any quiet NaN)
+        mask = WF.scatter(frag, np.where(nan, QUIET_F16, 0xFFFF).astype(np.uint64))
+    regs = WF.scatter(frag, d)
+    return Expected([register_section("D registers", out, inputs.out_words, regs, mask, value_type=value_type,
                                       nan_any=nan_any)], inputs.decisions)
