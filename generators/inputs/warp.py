@@ -125,19 +125,21 @@ def _accumulator(c_type: str, satfinite: bool, pool_limit: float, rng) -> np.nda
 # rows of the 16 x 8 tile that carry special values (special_values); the column of B that is all
 # +0 (its scale factors carry the special scale values, special_scales)
 B_ROW, C_ROW, A_ROWS = 6, 7, 8
-ZERO_COLUMN = 4
+ZERO_ROWS, ZERO_COLUMNS = (C_ROW, 14), (3, 4)
 
 
 def special_scales(scale_type: str, a: np.ndarray, b: np.ndarray, turn: int) -> tuple[np.ndarray, np.ndarray]:
     """Scale factors with their special value classes where they multiply only zeros (issue 15):
-    scale_A of row C_ROW (A all +0 there) and scale_B of column ZERO_COLUMN (B all +0 there), so D
-    = C whatever the scale (NaN scales: NaN). Every class but +0's twin goes in, from ``turn`` on
-    when there are fewer blocks than classes."""
-    specials = [v for n, v in V.class_codes(scale_type).items() if n not in ("-0",)]
+    scale_A of rows ZERO_ROWS (A all +0 there) and scale_B of columns ZERO_COLUMNS (B all +0
+    there), so D = C whatever the scale (NaN scales: NaN). The classes go round the slots from
+    ``turn`` on (all of them in every case with 3 or more scale blocks)."""
+    specials = list(V.class_codes(scale_type).values())
     a, b = a.copy(), b.copy()
-    for blk in range(a.shape[1]):
-        a[C_ROW, blk] = specials[(turn + blk) % len(specials)]
-        b[blk, ZERO_COLUMN] = specials[(turn + blk + 1) % len(specials)]
+    sf = a.shape[1]
+    for i, (row, blk) in enumerate((r, j) for r in ZERO_ROWS for j in range(sf)):
+        a[row, blk] = specials[(turn + i) % len(specials)]
+    for i, (col, blk) in enumerate((c, j) for c in ZERO_COLUMNS for j in range(sf)):
+        b[blk, col] = specials[(turn + i + 1) % len(specials)]
     return a, b
 
 
@@ -155,8 +157,9 @@ def special_values(a_type, b_type, c_type, pat, pool, a, meta, b, c):
     chunk 1 (B row k*: the finite specials, D[B_ROW] = 1 x B[k*]); rows A_ROWS.. each hold one A
     special (max, -max, min normal, +-Inf, NaN) at their kept element of chunk 2 against a B row of
     1s, all other A elements of those rows +0 and C 0, so D = the special; +0 and -0 in A and B among
-    the ordinary rows, -0 in C where the row's sum is nonzero. C_ROW: A all +0 and the C specials,
-    so D = C (s32: its maximum and minimum). Column ZERO_COLUMN of B is all +0. Where a row or
+    the ordinary rows, -0 in C[0, 0] (added to nonzero products). C_ROW: A all +0 and the C specials,
+    so D = C (s32: its maximum and minimum); row 14 of A and columns ZERO_COLUMNS of B are all +0
+    too (their scale factors carry special values, :func:`special_scales`). Where a row or
     column of D would be a sum of zeros only, C is made nonzero (the sign of an all-zero sum is
     where IEEE and the hardware model differ, ``values.py``). Subnormal inputs are left out."""
     a, meta, b, c = a.copy(), meta.copy(), b.copy(), c.copy()
@@ -187,11 +190,13 @@ def special_values(a_type, b_type, c_type, pat, pool, a, meta, b, c):
             c[r] = 0
         a[0, 1], a[1, 1] = V.class_codes(a_type)["-0"], 0
         b[1, 2], b[2, 3] = sb["-0"], 0
-    b[:, ZERO_COLUMN] = 0
     one_c = V.element_codes(c_type, [1.0])[0]
-    c[:, ZERO_COLUMN] = np.where(c[:, ZERO_COLUMN] == 0, one_c, c[:, ZERO_COLUMN])    # no all-zero sums
-    a[C_ROW] = 0
-    c[C_ROW] = np.where(c[C_ROW] == 0, one_c, c[C_ROW])
+    for col in ZERO_COLUMNS:
+        b[:, col] = 0
+        c[:, col] = np.where(c[:, col] == 0, one_c, c[:, col])          # no all-zero sums
+    for row in ZERO_ROWS:
+        a[row] = 0
+        c[row] = np.where(c[row] == 0, one_c, c[row])
     if c_type == "s32":
         c[C_ROW, :2] = [(1 << 31) - 1, 1 << 31]
     else:
