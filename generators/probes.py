@@ -16,8 +16,9 @@ from typing import Callable
 
 import numpy as np
 
-from generators.inputs import SEMANTIC, CaseInputs, seed_of, synthesize
+from generators.inputs import NUMERICS, SEMANTIC, CaseInputs, seed_of, synthesize
 from generators.params import Case
+from reference.numerics_hw import ALIGN_QUESTION_KINDS
 from reference.spec_questions import QUESTIONS, following, question
 
 
@@ -48,6 +49,41 @@ def _all_0110(logical):
     return replace(logical, meta=np.full_like(logical.meta, 0b0110))
 
 
+def _tf32_past_half(logical):
+    """Q-TF32-TRUNC: bit 12 of every tf32 container set (the semantic inputs keep it clear): the low
+    13 bits are then at least half a tf32 unit, so rounding to nearest moves the value and
+    truncation does not."""
+    from generators.inputs.values import TF32_HALF_UNIT
+
+    half = np.uint64(TF32_HALF_UNIT)
+    return replace(logical, a=logical.a | half, b=logical.b | half)
+
+
+def _smallest(fmt: str) -> float:
+    from reference import formats as F
+
+    _, vals = F.all_values(fmt)
+    return float(vals[np.isfinite(vals) & (vals > 0)].min())
+
+
+def _product_below_alignment(logical):
+    """Q-FP8-ALIGN (§9.7.16.10.6): every D(i, j) = C + p with C = 2^E and one product
+    p = -(smallest A value)(smallest B value) (after negation) wholly below the last fraction bit
+    kept after alignment (E = exponent of |p| + 26, the hardware model's F = 25): truncation toward
+    zero drops p (D = C), toward -inf makes it -2^(E-25) (D = C - 2^(E-24) after RZ to f32)."""
+    from reference import formats as F
+
+    op = logical.op
+    sa, sb = _smallest(op.a_type), _smallest(op.b_type)
+    e = int(np.floor(np.log2(sa * sb))) + 26
+    a = np.zeros_like(logical.a)
+    a[:, 0] = F.encode(op.a_type, np.full(a.shape[0], -sa if op.negate_a else sa))
+    b = np.zeros_like(logical.b)
+    b[0, :] = F.encode(op.b_type, np.full(b.shape[1], sb if op.negate_b else -sb))
+    c = np.full_like(logical.c, int(F.encode(op.d_type, np.array([2.0 ** e]))[0]))
+    return replace(logical, a=a, b=b, c=c)
+
+
 def _p(case: Case, **want) -> bool:
     return all(case.params.get(k) == v for k, v in want.items())
 
@@ -59,8 +95,13 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma" and _p(c, lbo_mode="relative_lbo_set")),
     Probe("Q-META-0110", "tcgen05.mma.sp kind::f16, every metadata nibble 0b0110",
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
-    Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, operands with nonzero low 13 container bits",
-          lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False)),
+    Probe("Q-FP8-ALIGN", "tcgen05.mma kind::f8f6f4 D f32 (enable-input-d): C = 2^E and one product -2^(E-26) per "
+          "element (e2m3 x e3m2: C = 2^19, product -2^-7), below the last aligned fraction bit",
+          lambda c: c.family == "mma" and _p(c, kind="f8f6f4", d_type="f32", enable_input_d=True, sparse=False),
+          _mma_with(_product_below_alignment)),
+    Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, every operand's low 13 container bits at least half a tf32 unit",
+          lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False),
+          _mma_with(_tf32_past_half)),
     Probe("Q-K96-SFW", "tcgen05.mma kind::mxf4 K = 96 block32 cta_group::2 M=256 N=16, B scale id 2 (bytes 2-4)",
           lambda c: c.family == "mma" and _p(c, k=96, n=16)),
     Probe("Q-CP-NIBBLE", "tcgen05.cp .b8x16.b4x16_p64 (4-bit to 8-bit decompression), then tcgen05.ld",
@@ -114,11 +155,13 @@ def _k96_groups_differ(p) -> bool:
     return any(sid + sf - 1 >= 4 and scale_factor_columns(mn) % 4 for mn, sid in operands)
 
 
-def questions_of(case: Case) -> tuple[str, ...]:
-    """The spec questions whose reading changes this case's expected values (from its parameters).
+def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec") -> tuple[str, ...]:
+    """The spec questions whose reading changes this case's expected values (from its parameters,
+    the input ``mode`` and the ``--numerics`` model of numerics companions).
 
     Questions the suite's cases never meet are absent: metadata 0b0110 (never fed), ``.ashift``
-    row 0 (compared nowhere while unsettled).
+    row 0 (compared nowhere while unsettled). Semantic inputs are exact under every reading of
+    Q-TF32-TRUNC and Q-FP8-ALIGN (``generators.inputs.values``); numerics companions are not.
     """
     p = case.params
     if case.family == "cp":
@@ -134,8 +177,11 @@ def questions_of(case: Case) -> tuple[str, ...]:
             out.append("Q-ZCM-SPAN")
     if p.get("k") == 96 and _k96_groups_differ(p):
         out.append("Q-K96-SFW")
-    if "tf32" in (p.get("a_type"), p.get("b_type")) and case.family != "sync":
+    numeric = mode == NUMERICS and case.family != "sync"
+    if "tf32" in (p.get("a_type"), p.get("b_type")) and numeric:
         out.append("Q-TF32-TRUNC")
+    if p.get("kind") in ALIGN_QUESTION_KINDS and numeric and numerics == "hardware":
+        out.append("Q-FP8-ALIGN")
     if p.get("lbo_mode") == "relative_lbo_set" and (_k_major_swizzled(p.get("a_operand"))
                                                      or _k_major_swizzled(p.get("b_layout"))):
         out.append("Q-LBO-KSW")

@@ -13,7 +13,9 @@ One fused dot-product-add step over L products (``t_fdpa`` / ``st_fdpa`` in the 
    e_a + e_b (+ the two scale exponents), its significand the exact product (may exceed 2).
    A zero product -- and a zero C -- takes the exponent ``e_zero`` instead.
 2. e_max = max of all product exponents and C's. Every term (products and C) is truncated toward
-   zero to F fraction bits of 2^e_max: trunc(s * 2^(F + e - e_max)) * 2^-F.
+   zero to F fraction bits of 2^e_max: trunc(s * 2^(F + e - e_max)) * 2^-F. For kind::f8f6f4 and
+   kind::mxf8f6f4 the direction is spec question ``Q-FP8-ALIGN`` (``reference.spec_questions``):
+   ``toward-zero`` (the pick, MMA-Sim) or ``toward-minus-inf`` (floor: two's-complement shifts).
 3. The truncated terms are summed exactly.
 4. The sum is rounded once to D: toward zero to f32 (subnormals kept) or to nearest-even to f16;
    a result >= 2^128 (f32) or >= 65520 (f16, after rounding) is Inf. A zero result is +0,
@@ -44,8 +46,11 @@ import numpy as np
 
 from reference import formats as F
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import resolve
 
 SECTION = "9.7.16.10"
+# kinds whose alignment direction is spec question Q-FP8-ALIGN (fp8/fp6/fp4 products, scaled or not)
+ALIGN_QUESTION_KINDS = ("f8f6f4", "mxf8f6f4")
 
 
 @dataclass(frozen=True)
@@ -212,7 +217,24 @@ def _group_terms(a, b, sa, sb, scale_fmt, group, fraction_bits) -> Terms:
     return Terms(mag, np.sign(sums), exp, zero.any(axis=-1))
 
 
-def _fused_step(terms: Terms, c: np.ndarray, d_type: str, prm: HwParams, c_shift: int) -> np.ndarray:
+def alignment_direction(kind: str, reading: str | None = None) -> str:
+    """Step 2's direction: ``toward-zero`` (every kind MMA-Sim measured), or for kind::f8f6f4 /
+    kind::mxf8f6f4 the reading of spec question ``Q-FP8-ALIGN`` in force (or ``reading``)."""
+    return resolve("Q-FP8-ALIGN", reading) if kind in ALIGN_QUESTION_KINDS else "toward-zero"
+
+
+def aligned_terms(mag: np.ndarray, sign: np.ndarray, shift: np.ndarray, direction: str) -> np.ndarray:
+    """Signed terms ``sign * mag`` shifted right by ``shift`` (step 2): ``toward-zero`` drops the
+    bits from the magnitude, ``toward-minus-inf`` shifts the two's-complement value (floor)."""
+    if direction == "toward-minus-inf":
+        return (mag * sign) >> shift
+    aligned = mag >> shift
+    aligned *= sign
+    return aligned
+
+
+def _fused_step(terms: Terms, c: np.ndarray, d_type: str, prm: HwParams, c_shift: int,
+                direction: str = "toward-zero") -> np.ndarray:
     fb = prm.fraction_bits
     mc, sgc, ec, pc = _operand(c, d_type)
     ec = ec - c_shift
@@ -220,10 +242,8 @@ def _fused_step(terms: Terms, c: np.ndarray, d_type: str, prm: HwParams, c_shift
     emax = np.maximum(emax, np.where(terms.has_zero | (mc == 0), prm.e_zero, NO_EXP))
     shift = emax[..., None] - terms.exp                                # >= 0
     np.minimum(shift, 63, out=shift)
-    aligned = terms.mag >> shift                                       # truncation toward zero (on |x|)
-    aligned *= terms.sign
-    total = aligned.sum(axis=-1)
-    total += sgc * ((mc << (fb - pc)) >> np.minimum(emax - ec, 63))
+    total = aligned_terms(terms.mag, terms.sign, shift, direction).sum(axis=-1)
+    total += aligned_terms(mc << (fb - pc), sgc, np.minimum(emax - ec, 63), direction)
     return round_sum(total, emax - fb, d_type, prm.rounding)
 
 
@@ -299,16 +319,18 @@ def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type:
 
 def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None, sb=None,
              scale_fmt: str | None = None, c_shift: int = 0, step: int | None = None,
-             shortcut: bool = True) -> np.ndarray:
+             shortcut: bool = True, reading: str | None = None) -> np.ndarray:
     """D values (float64, exact in D; NaN = canonical) of one MMA on logical operand values.
 
     ``a`` M x K, ``b`` K x N (values after negation / sparsity / masking), ``c`` M x N in D's
     format (0 when enable-input-d is false), ``sa``/``sb`` scale values broadcast along K
     (M x K, K x N) for block-scaled kinds, ``c_shift`` = scale-input-d (C's exponent - s).
     ``step`` overrides L (sparse MMAs pass 2 L). ``shortcut=False`` always takes the term-by-term
-    path (steps 1-4) instead of :func:`lossless_step` where that applies (same bits).
+    path (steps 1-4) instead of :func:`lossless_step` where that applies (same bits). ``reading``:
+    of spec question ``Q-FP8-ALIGN`` (kind::f8f6f4 / mxf8f6f4; None = the reading in force).
     """
     prm = hw_params(kind, d_type)
+    direction = alignment_direction(kind, reading)
     a, b, c = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
     k = a.shape[1]
     length = step or prm.step
@@ -331,7 +353,7 @@ def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None
             terms = _group_terms(safe[0], safe[1], safe[3], safe[4], scale_fmt, prm.group, prm.fraction_bits)
         else:
             terms = _product_terms(safe[0], safe[1], a_fmt, b_fmt, safe[3], safe[4], scale_fmt, prm.fraction_bits)
-        res = _fused_step(terms, safe[2], d_type, prm, shift)
+        res = _fused_step(terms, safe[2], d_type, prm, shift, direction)
         if special is not None:
             nan, total = special
             res = np.where(nan, np.nan, np.where(np.isinf(total), total, res))

@@ -91,12 +91,14 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
         ("zero", "row 0 is zero (D row 0 = C, or 0 without enable-input-d)", ["docs/mma.md 'D row 0: A[0]*B or 0'"]),
      ], "keeps-a0", "kind::f16 MMA with .ashift, M=128: D row 0",
        ["docs/mma.md", "reference/mma_semantics.py"]),
-    _q("Q-FP8-ALIGN", "fp8 (kind::f8f6f4) alignment of products: truncation toward zero or toward -inf", ["9.7.16.10.6"], [
-        ("toward-zero", "bits below the alignment point are dropped from the magnitude (trunc)",
+    _q("Q-FP8-ALIGN", "fp8/fp6/fp4 (kind::f8f6f4, mxf8f6f4) alignment of products: truncation toward zero or toward -inf",
+       ["9.7.16.10.6"], [
+        ("toward-zero", "bits below the alignment point (F = 25 fraction bits of 2^e_max) are dropped from the magnitude (trunc)",
          ["MMA-Sim Blackwell model (arXiv:2511.10909)", "docs/mma.md"]),
         ("toward-minus-inf", "two's-complement alignment: bits below the point round the value down (floor)",
          ["fixed-point adders that shift two's-complement significands"]),
-     ], "toward-zero", "kind::f8f6f4 e4m3, D f32, C = 256 and one product -2^-18 per row (hardware model)",
+     ], "toward-zero", "kind::f8f6f4 D f32, C = 2^E and one product -2^(E-26) per element (e2m3 x e3m2: C = 2^19, "
+                       "product -2^-7): D = C (trunc) or C - 2^(E-24) (floor)",
        ["docs/mma.md"]),
     _q("Q-TF32-TRUNC", "tf32 operands: low 13 mantissa bits ignored (truncated) or rounded", ["9.7.16.10.6"], [
         ("truncate", "the low 13 bits of a tf32 operand's f32 container are ignored",

@@ -20,7 +20,7 @@ from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 ROOT = Path(__file__).resolve().parents[1]
 # Questions of the registry whose probe kernel is not written yet (docs/spec-questions.md "Left").
-NO_PROBE_YET = {"Q-FP8-ALIGN", "Q-SFB-2CTA"}
+NO_PROBE_YET = {"Q-SFB-2CTA"}
 
 
 def test_registry_is_well_formed():
@@ -85,11 +85,28 @@ def test_metadata_0110_readings():
     assert SP.kept_positions(SP.PATTERN_2_4, np.array([[0b0110]]), reading="as-ordered").tolist() == [[[1, 2]]]
 
 
+def test_fp8_alignment_readings():
+    """§9.7.16.10.6, Q-FP8-ALIGN: C = 256 and product -2^-18 (e4m3, F = 25: last kept bit 2^-17)."""
+    from reference.numerics_hw import hw_fused
+
+    a, b, c = np.array([[2.0 ** -9]]), np.array([[-(2.0 ** -9)]]), np.array([[256.0]])
+    d = {r: hw_fused("f8f6f4", "f32", a, b, c, a_fmt="e4m3", b_fmt="e4m3", reading=r)[0, 0]
+         for r in ("toward-zero", "toward-minus-inf")}
+    assert d == {"toward-zero": 256.0, "toward-minus-inf": 256.0 - 2.0 ** -16}
+    # other kinds are not the question: kind::f16 stays toward zero under either reading
+    f16 = hw_fused("f16", "f32", np.array([[2.0 ** -14]]), np.array([[-(2.0 ** -14)]]), np.array([[256.0]]),
+                   a_fmt="f16", b_fmt="f16", reading="toward-minus-inf")
+    assert f16[0, 0] == 256.0
+
+
 def test_questions_of_cases():
     probe = {q: probe_case(q) for q in PROBES}
     assert "Q-ZCM-SPAN" in questions_of(probe["Q-ZCM-SPAN"])
     assert "Q-LBO-KSW" in questions_of(probe["Q-LBO-KSW"])
-    assert "Q-TF32-TRUNC" in questions_of(probe["Q-TF32-TRUNC"])
+    assert "Q-TF32-TRUNC" in questions_of(probe["Q-TF32-TRUNC"], mode="numerics")
+    fp8 = probe["Q-FP8-ALIGN"]
+    assert "Q-FP8-ALIGN" in questions_of(fp8, mode="numerics", numerics="hardware")
+    assert "Q-FP8-ALIGN" not in questions_of(fp8) + questions_of(fp8, mode="numerics")   # exact / spec bound
     assert questions_of(probe["Q-CP-NIBBLE"]) == ("Q-CP-NIBBLE",)
     assert "Q-K96-SFW" in questions_of(probe["Q-K96-SFW"])
     assert questions_of(probe["Q-META-0110"]) == ()          # the suite never feeds 0b0110

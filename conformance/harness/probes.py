@@ -103,9 +103,10 @@ def _observe(config, device, qid: str) -> Observation:
     return Observation(observed=NONE_OF_THEM, raw="\n".join(raw)[:RAW_LIMIT], **base)
 
 
-def reading_conflicts(config, device, case) -> list[Observation]:
-    """The observations that contradict the readings ``case``'s expected values follow."""
-    return [o for o in (observe(config, device, q) for q in questions_of(case)) if o.conflict]
+def reading_conflicts(config, device, case, **context) -> list[Observation]:
+    """The observations that contradict the readings ``case``'s expected values follow
+    (``context``: ``mode``, ``numerics`` of ``generators.probes.questions_of``)."""
+    return [o for o in (observe(config, device, q) for q in questions_of(case, **context)) if o.conflict]
 
 
 def conflict_message(case_id: str, conflicts: list[Observation]) -> str:
