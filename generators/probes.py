@@ -20,6 +20,7 @@ from generators.inputs import NUMERICS, SEMANTIC, CaseInputs, seed_of, synthesiz
 from generators.params import Case
 from reference.numerics_hw import ALIGN_QUESTION_KINDS
 from reference.spec_questions import QUESTIONS, following, question
+from reference.tables import BLOCK_SCALED_KINDS
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,9 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           "element (e2m3 x e3m2: C = 2^19, product -2^-7), below the last aligned fraction bit",
           lambda c: c.family == "mma" and _p(c, kind="f8f6f4", d_type="f32", enable_input_d=True, sparse=False),
           _mma_with(_product_below_alignment)),
+    Probe("Q-SFB-2CTA", "tcgen05.mma kind::mxf8f6f4 cta_group::2 M=256 N=256: lead = all N scale factors of B in each "
+          "CTA, split = each CTA's SFB its N/2 columns (laid out for N/2)",
+          lambda c: c.family == "mma" and _p(c, kind="mxf8f6f4", cta_group=2, sparse=False)),
     Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, every operand's low 13 container bits at least half a tf32 unit",
           lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False),
           _mma_with(_tf32_past_half)),
@@ -182,6 +186,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec") -> tu
         out.append("Q-TF32-TRUNC")
     if p.get("kind") in ALIGN_QUESTION_KINDS and numeric and numerics == "hardware":
         out.append("Q-FP8-ALIGN")
+    if p.get("cta_group") == 2 and p.get("kind") in BLOCK_SCALED_KINDS:
+        out.append("Q-SFB-2CTA")
     if p.get("lbo_mode") == "relative_lbo_set" and (_k_major_swizzled(p.get("a_operand"))
                                                      or _k_major_swizzled(p.get("b_layout"))):
         out.append("Q-LBO-KSW")

@@ -16,8 +16,9 @@ tracking the MMA runs it (:mod:`ptxsim.ops_tcgen05`):
   ``reference.sparsity`` when present, else the nibble rule of §9.7.16.10.8.1-3) -> dense A;
 * ``.ashift``: source row of each row of A (hook ``shift``, op ``ashift``): rows move down one,
   row 0 keeps its own (the reference MMA model's reading);
-* zero-column mask (hook ``zero_column_mask``), scale factors (hook ``scale_factors``), the
-  non-descriptor operands (hook ``mma_operands``);
+* zero-column mask (hook ``zero_column_mask``), scale factors (hook ``scale_factors``; with
+  cta_group::2 SFA per CTA, SFB as spec question Q-SFB-2CTA's reading says:
+  ``reference.tmem_mma_operands.scale_b_parts``), the non-descriptor operands (hook ``mma_operands``);
 * D = :func:`ptxsim.mma_arith.mma_arithmetic` (hook ``mma_result``), written where the
   data-path layout puts it (``reference.datapath_layouts``), except lanes disable-output-lane masks.
 
@@ -277,7 +278,9 @@ class MmaExecution:
             self.tc.require_cells(cta, np.arange(128)[:, None], cols[None, :], "tcgen05.mma scale factors")
             return TO.replicated(TO.read_scale_factors(self.tc.tmem[cta][:, cols], mn, sf, sid))
         sa = np.concatenate([per_cta(self.iss.sfa, self.mc, c, a_id) for c in self.ctas])
-        sb = per_cta(self.iss.sfb, d.n, self.iss.cta, b_id)
+        parts = TO.scale_b_parts(d.n, f.group)          # spec question Q-SFB-2CTA
+        owners = [self.iss.cta] if len(parts) == 1 else self.ctas
+        sb = np.concatenate([per_cta(self.iss.sfb, cols, owners[i], b_id) for i, _, cols in parts])
         return ScaleFactors(sa, sb, a_id, b_id, d.scale_type)
 
     # -- the MMA ----------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 ROOT = Path(__file__).resolve().parents[1]
 # Questions of the registry whose probe kernel is not written yet (docs/spec-questions.md "Left").
-NO_PROBE_YET = {"Q-SFB-2CTA"}
+NO_PROBE_YET: set[str] = set()
 
 
 def test_registry_is_well_formed():
@@ -99,6 +99,15 @@ def test_fp8_alignment_readings():
     assert f16[0, 0] == 256.0
 
 
+def test_scale_b_parts_readings():
+    """§9.7.16.10.7, Q-SFB-2CTA: where B's scale factors live (CTA rank, first column, columns)."""
+    from reference.tmem_mma_operands import scale_b_parts
+
+    assert scale_b_parts(256, 2, reading="lead") == ((0, 0, 256),)
+    assert scale_b_parts(256, 2, reading="split") == ((0, 0, 128), (1, 128, 128))
+    assert scale_b_parts(64, 1, reading="split") == ((0, 0, 64),)          # one CTA: nothing to split
+
+
 def test_questions_of_cases():
     probe = {q: probe_case(q) for q in PROBES}
     assert "Q-ZCM-SPAN" in questions_of(probe["Q-ZCM-SPAN"])
@@ -109,6 +118,7 @@ def test_questions_of_cases():
     assert "Q-FP8-ALIGN" not in questions_of(fp8) + questions_of(fp8, mode="numerics")   # exact / spec bound
     assert questions_of(probe["Q-CP-NIBBLE"]) == ("Q-CP-NIBBLE",)
     assert "Q-K96-SFW" in questions_of(probe["Q-K96-SFW"])
+    assert "Q-SFB-2CTA" in questions_of(probe["Q-SFB-2CTA"])
     assert questions_of(probe["Q-META-0110"]) == ()          # the suite never feeds 0b0110
 
 

@@ -292,8 +292,9 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
         pre.add(META_COL, _row_region(layout, cells, cg, rng))
     if op.block_scaled:
         pre.add(SFA_COL, [_scale_region(logical.scale_a[c * mc:(c + 1) * mc], op.a_scale_id, rng) for c in range(cg)])
-        sfb = _scale_region(logical.scale_b.T, op.b_scale_id, rng)
-        pre.add(SFB_COL, [sfb] * cg)
+        parts = TO.scale_b_parts(op.n, cg)          # spec question Q-SFB-2CTA: all N in each CTA, or halves
+        sfb = [_scale_region(logical.scale_b.T[first:first + cols], op.b_scale_id, rng) for _, first, cols in parts]
+        pre.add(SFB_COL, sfb * cg if len(sfb) == 1 else sfb)
     rec["preload"] = pre.record()
     rec["readback"] = [D_COL, region.ncols]
     if op.disable_output_lane is not None:
