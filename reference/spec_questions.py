@@ -25,6 +25,7 @@ from typing import Iterator, Mapping
 from reference.errors import SpecError, expects_but_got
 
 NONE_OF_THEM = "none of the known readings"
+NO_PROBE = "none: "      # a question's ``probe`` text when no legal kernel's outcome differs between its readings
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class Reading:
 
 @dataclass(frozen=True)
 class Question:
-    """One open point of the spec text; ``probe`` says which kernel tells the readings apart."""
+    """One open point of the spec text; ``probe`` says which kernel tells the readings apart, or
+    starts with ``"none: "`` and says why no legal kernel can (:attr:`no_probe_reason`)."""
 
     id: str
     title: str
@@ -50,6 +52,11 @@ class Question:
 
     def reading_ids(self) -> tuple[str, ...]:
         return tuple(r.id for r in self.readings)
+
+    @property
+    def no_probe_reason(self) -> str:
+        """Why no kernel tells the readings apart ("" when one does)."""
+        return self.probe[len(NO_PROBE):] if self.probe.startswith(NO_PROBE) else ""
 
     def reading(self, rid: str) -> Reading:
         for r in self.readings:
@@ -117,7 +124,30 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
         ("split", "each CTA's SFB holds its own N/2 columns (CTA 0: 0..N/2-1, CTA 1: N/2..N-1) at the same address",
          ["Gluon TensorMemoryScalesLayout(cga_layout=[[1, 0]])", "docs/clients.md C3"]),
      ], "lead", "kind::mxf8f6f4 cta_group::2 M=256 N=128 with different SFB in the two CTAs",
-       ["docs/clients.md C3", "NOTES.md (SFB under cta_group::2)"]),
+       ["docs/clients.md C3", "issue 16 (SFB under cta_group::2)"]),
+    _q("Q-DESC-53-60", "Shared memory descriptor bits 53-60: 'Fixed constant value of 0xb00000000'", ["9.7.16.4.1"], [
+        ("zero", "the field is 0 (the hex prefix is a typo for eight zero bits); bits 46-48 hold the constant 0b001",
+         ["NOTES.md item 2", "CUTLASS UMMA::SmemDescriptor (writes 1 << 46 and nothing above bit 48)"]),
+        ("literal", "the field holds 0xb00000000 as written", ["§9.7.16.4.1 Table 40 text"]),
+     ], "zero", NO_PROBE + "0xb00000000 is 36 bits wide and the field 8: no descriptor can hold the literal value, so "
+                           "no kernel follows the reading 'literal' (the suite and every public source write 0)",
+       ["NOTES.md item 2"]),
+    _q("Q-BS-M-FIELD", "Block-scaled instruction descriptor: M at bits 27-28 (M>>7) or at bits 24-28 (M>>4)",
+       ["9.7.16.4.2"], [
+        ("bits-27-28", "M >> 7 at bits 27-28, bits 24-26 reserved (zero)", ["§9.7.16.4.2 Table 44", "NOTES.md item 3"]),
+        ("bits-24-28", "M >> 4 at bits 24-28 (as the other kinds)", ["CUTLASS UMMA::InstrDescriptorBlockScaled", "NOTES.md item 3"]),
+     ], "bits-27-28", NO_PROBE + "the only legal M of the block-scaled kinds are 128 and 256, whose encodings are the same "
+                                 "word under both readings (1 << 27, 2 << 27); a descriptor with bits 24-26 set is illegal "
+                                 "under one reading and means another M under the other (decode rejects it)",
+       ["NOTES.md item 3"]),
+    _q("Q-K96-SFID", "K = 96 block32 scale factor ids: 0-3 (Figures 234-237) or 0, 2 (Table 44)", ["9.7.16.10.7.2", "9.7.16.4.2"], [
+        ("figures", "block32 (3 factors) takes ids 0-3, block16 (6 factors) 0 and 2; id = first byte",
+         ["§9.7.16.10.7 Figures 234-237 titles", "CUTLASS sm103 block-scaled collective", "docs/mma.md"]),
+        ("table-44", "ids 0 and 2 only; ids 1 and 3 are not legal", ["§9.7.16.4.2 Table 44 (mxf4/mxf4nvf4: 0 or 2)"]),
+     ], "figures", NO_PROBE + "the readings differ in which ids are legal, not in what a legal id computes: ids 0 and 2 "
+                              "give the same D under both, and ids 1 and 3 have a defined result only under 'figures' "
+                              "(a device that computes it agrees with both; one that does not is outside both)",
+       ["docs/mma.md", "reference/tables.py descriptor_scale_ids"]),
     _q("Q-CP-NIBBLE", "tcgen05.cp 4-bit to 8-bit decompression: where the nibble lands", ["9.7.16.9.1"], [
         ("bits-5-2", "the 4-bit value goes to bits 5-2 of its byte (the MMA's 8-bit container)",
          ["CUTLASS mma_traits_sm120.hpp", "docs/tmem.md"]),
@@ -224,5 +254,5 @@ def following(readings: Mapping[str, str] | None, exact: bool = False) -> Iterat
         _CURRENT.reset(token)
 
 
-__all__ = ["Reading", "Question", "QUESTIONS", "NONE_OF_THEM", "question", "check_readings", "parse_assignment",
+__all__ = ["Reading", "Question", "QUESTIONS", "NONE_OF_THEM", "NO_PROBE", "question", "check_readings", "parse_assignment",
            "parse_assignments", "set_defaults", "defaults", "reading", "resolve", "is_explicit", "in_force", "following"]

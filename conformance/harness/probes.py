@@ -65,7 +65,8 @@ def _observe(config, device, qid: str) -> Observation:
     q = question(qid)
     base = dict(qid=qid, pick=q.pick, expected=reading(qid))
     if qid not in PROBES:
-        return Observation(observed="", skip="no probe kernel yet", **base)
+        why = q.no_probe_reason
+        return Observation(observed="", skip=f"no probe: {why}" if why else "no probe kernel yet", **base)
     if device is None or device.kind == "none":
         return Observation(observed="", skip="no device", **base)
     case = probe_case(qid)
