@@ -67,26 +67,45 @@ def _smallest(fmt: str) -> float:
     return float(vals[np.isfinite(vals) & (vals > 0)].min())
 
 
-def _product_below_alignment(logical):
-    """Q-FP8-ALIGN (§9.7.16.10.6): every D(i, j) = C + p with C = 2^E and one product
-    p = -(smallest A value)(smallest B value) (after negation) wholly below the last fraction bit
-    kept after alignment (E = exponent of |p| + 26, the hardware model's F = 25): truncation toward
-    zero drops p (D = C), toward -inf makes it -2^(E-25) (D = C - 2^(E-24) after RZ to f32)."""
+def _with_products(logical, pairs, c: float):
+    """The logical operands with every D(i, j) = c + sum of a*b over ``pairs`` (values after
+    negation; A's other columns zero, so every other product is zero)."""
     from reference import formats as F
 
     op = logical.op
-    sa, sb = _smallest(op.a_type), _smallest(op.b_type)
-    e = int(np.floor(np.log2(sa * sb))) + 26
-    a = np.zeros_like(logical.a)
-    a[:, 0] = F.encode(op.a_type, np.full(a.shape[0], -sa if op.negate_a else sa))
-    b = np.zeros_like(logical.b)
-    b[0, :] = F.encode(op.b_type, np.full(b.shape[1], sb if op.negate_b else -sb))
-    c = np.full_like(logical.c, int(F.encode(op.d_type, np.array([2.0 ** e]))[0]))
-    return replace(logical, a=a, b=b, c=c)
+    a, b = np.zeros_like(logical.a), np.zeros_like(logical.b)
+    for k, (x, y) in enumerate(pairs):
+        a[:, k] = F.encode(op.a_type, np.full(a.shape[0], -x if op.negate_a else x))
+        b[k, :] = F.encode(op.b_type, np.full(b.shape[1], -y if op.negate_b else y))
+    cc = np.full_like(logical.c, int(F.encode(op.d_type, np.array([c]))[0]) if c else 0)
+    return replace(logical, a=a, b=b, c=cc)
+
+
+def _product_below_alignment(logical):
+    """Q-FP8-ALIGN (§9.7.16.10.6): every D(i, j) = C + p with C = 2^E and one product
+    p = -(smallest A value)(smallest B value) wholly below the last fraction bit kept after alignment
+    (E = exponent of |p| + 26, the hardware model's F = 25): truncation toward zero drops p (D = C),
+    toward -inf makes it -2^(E-25) (D = C - 2^(E-24) after RZ to f32)."""
+    sa, sb = _smallest(logical.op.a_type), _smallest(logical.op.b_type)
+    return _with_products(logical, [(sa, -sb)], 2.0 ** (int(np.floor(np.log2(sa * sb))) + 26))
+
+
+def _tiny_products(logical):
+    """Q-E-ZERO: products 2^-145 and -2^-165 and a zero one, C = 0 (tf32 operands, D f32)."""
+    return _with_products(logical, [(2.0 ** -70, 2.0 ** -75), (2.0 ** -80, -(2.0 ** -85)), (0.0, 1.0)], 0.0)
+
+
+def _overflowing_products(logical):
+    """Q-RZ-OVERFLOW: products 2^127 + 2^127 = 2^128, C = 0 (tf32 operands, D f32)."""
+    return _with_products(logical, [(2.0 ** 64, 2.0 ** 63)] * 2, 0.0)
 
 
 def _p(case: Case, **want) -> bool:
     return all(case.params.get(k) == v for k, v in want.items())
+
+
+def _tf32_f32(c: Case) -> bool:
+    return c.family == "mma" and _p(c, kind="tf32", d_type="f32", ashift=False, lbo_mode="relative", sparse=False)
 
 
 PROBES: dict[str, Probe] = {p.qid: p for p in (
@@ -103,6 +122,10 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
     Probe("Q-SFB-2CTA", "tcgen05.mma kind::mxf8f6f4 cta_group::2 M=256 N=256: lead = all N scale factors of B in each "
           "CTA, split = each CTA's SFB its N/2 columns (laid out for N/2)",
           lambda c: c.family == "mma" and _p(c, kind="mxf8f6f4", cta_group=2, sparse=False)),
+    Probe("Q-E-ZERO", "tcgen05.mma kind::tf32 D f32, C = 0: products 2^-145, -2^-165 and a zero product per element",
+          _tf32_f32, _mma_with(_tiny_products)),
+    Probe("Q-RZ-OVERFLOW", "tcgen05.mma kind::tf32 D f32, C = 0: products 2^127 + 2^127 per element (RZ overflow)",
+          _tf32_f32, _mma_with(_overflowing_products)),
     Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, every operand's low 13 container bits at least half a tf32 unit",
           lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False),
           _mma_with(_tf32_past_half)),
@@ -186,6 +209,10 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec") -> tu
         out.append("Q-TF32-TRUNC")
     if p.get("kind") in ALIGN_QUESTION_KINDS and numeric and numerics == "hardware":
         out.append("Q-FP8-ALIGN")
+    if numeric and numerics == "hardware" and p.get("kind") != "i8":     # random codes reach both ends
+        out.append("Q-E-ZERO")
+        if p.get("d_type") == "f32":
+            out.append("Q-RZ-OVERFLOW")
     if p.get("cta_group") == 2 and p.get("kind") in BLOCK_SCALED_KINDS:
         out.append("Q-SFB-2CTA")
     if p.get("lbo_mode") == "relative_lbo_set" and (_k_major_swizzled(p.get("a_operand"))

@@ -271,6 +271,8 @@ class SmemLayout:
         t = self.storage.per_unit
         lbo_el = 0 if self.lbo_mode == "absolute" else self.leading_byte_offset // UNIT_BYTES * t
         sbo_el = self.stride_byte_offset // UNIT_BYTES * t
+        if self.lbo_mode == "absolute":       # the field is the continuation address (§9.7.16.3.1.2), not a
+            lbo_reading = "assumed-16"        # stride: spec question Q-LBO-KSW is about the relative mode
         mn_mode, k_mode = canonical_modes(self.major, self.swizzle, t, lbo_el, sbo_el, lbo_reading)
         element = evaluate_mode(mn_mode, mn) + evaluate_mode(k_mode, k)
         linear = self.start_address + element // t * UNIT_BYTES

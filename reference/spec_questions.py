@@ -107,6 +107,20 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
      ], "toward-zero", "kind::f8f6f4 D f32, C = 2^E and one product -2^(E-26) per element (e2m3 x e3m2: C = 2^19, "
                        "product -2^-7): D = C (trunc) or C - 2^(E-24) (floor)",
        ["docs/mma.md"]),
+    _q("Q-E-ZERO", "Zero products and a zero C: do they take part in the alignment exponent e_max", ["9.7.16.10.6"], [
+        ("competes", "a zero product (or zero C) has exponent e_zero (-133 f32 D, -21 f16 D, -139 mxf4) in e_max",
+         ["MMA-Sim Blackwell model (arXiv:2511.10909) e_zero", "docs/mma.md"]),
+        ("ignored", "zero terms take no part in e_max (only nonzero products and C set the alignment point)",
+         ["the MMA text: the sum of products is not described per term; IEEE-style addition ignores zeros"]),
+     ], "competes", "kind::tf32 D f32, C = 0: per element products 2^-145 and -2^-165 and a zero product: D = 2^-145 "
+                    "(e_max -133 drops -2^-165) or 2^-145 - 2^-149 (e_max -145 keeps it, RZ)",
+       ["docs/mma.md (zero-product exponent e_zero)"]),
+    _q("Q-RZ-OVERFLOW", "Round-toward-zero D (f32) that overflows: Inf or the largest finite value", ["9.7.16.10.6"], [
+        ("inf", "a sum >= 2^128 rounds to Inf (of its sign)", ["MMA-Sim Blackwell model (arXiv:2511.10909)", "docs/mma.md"]),
+        ("max-finite", "a sum >= 2^128 rounds to the largest finite f32 (of its sign), as IEEE 754 roundTowardZero",
+         ["IEEE 754-2019 §7.4 (overflow under roundTowardZero)"]),
+     ], "inf", "kind::tf32 D f32: per element products 2^127 + 2^127 (A = 2^64, B = 2^63 twice): Inf or 0x7F7FFFFF",
+       ["docs/mma.md (RZ overflow)"]),
     _q("Q-TF32-TRUNC", "tf32 operands: low 13 mantissa bits ignored (truncated) or rounded", ["9.7.16.10.6"], [
         ("truncate", "the low 13 bits of a tf32 operand's f32 container are ignored",
          ["NOTES.md item 10 (published measurements)", "docs/formats.md"]),
