@@ -19,7 +19,7 @@ import numpy as np
 from generators.inputs import NUMERICS, SEMANTIC, CaseInputs, seed_of, synthesize
 from generators.params import Case
 from reference.numerics_hw import ALIGN_QUESTION_KINDS
-from reference.spec_questions import QUESTIONS, following, question
+from reference.spec_questions import QUESTIONS, following, is_explicit, question
 from reference.tables import BLOCK_SCALED_KINDS
 
 
@@ -131,6 +131,8 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           _mma_with(_tf32_past_half)),
     Probe("Q-K96-SFW", "tcgen05.mma kind::mxf4 K = 96 block32 cta_group::2 M=256 N=16, B scale id 2 (bytes 2-4)",
           lambda c: c.family == "mma" and _p(c, k=96, n=16)),
+    Probe("Q-SHIFT-ROW0", "tcgen05.shift.down on random Tensor Memory: row 0 afterwards (old content or zero)",
+          lambda c: c.family == "shift"),
     Probe("Q-CP-NIBBLE", "tcgen05.cp .b8x16.b4x16_p64 (4-bit to 8-bit decompression), then tcgen05.ld",
           lambda c: c.family == "cp" and _p(c, decompress="b4x16_p64")),
     Probe("Q-ASHIFT-ROW0", "tcgen05.mma kind::f16 .ashift M=128 N=8 (A in Tensor Memory): D row 0",
@@ -193,6 +195,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec") -> tu
     p = case.params
     if case.family == "cp":
         return ("Q-CP-NIBBLE",) if p.get("decompress") == "b4x16_p64" else ()
+    if case.family == "shift":          # row 0 is compared only once the reading was chosen
+        return ("Q-SHIFT-ROW0",) if is_explicit("Q-SHIFT-ROW0") else ()
     if not case.family.startswith("mma") and case.family != "sync":
         return ()
     out = []

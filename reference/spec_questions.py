@@ -98,6 +98,13 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
         ("zero", "row 0 is zero (D row 0 = C, or 0 without enable-input-d)", ["docs/mma.md 'D row 0: A[0]*B or 0'"]),
      ], "keeps-a0", "kind::f16 MMA with .ashift, M=128: D row 0",
        ["docs/mma.md", "reference/mma_semantics.py"]),
+    _q("Q-SHIFT-ROW0", "tcgen05.shift.down: what row 0 of the 32-row matrix holds afterwards", ["9.7.16.9.3"], [
+        ("keeps", "row 0 keeps its content (rows 0..30 are copied to 1..31; nothing is written to row 0)",
+         ["reference/tmem_shift.py decision", "docs/tmem.md (tcgen05.shift)"]),
+        ("zero", "row 0 is cleared to zero (a shift that fills with zeros, as .ashift's row-0 alternative)",
+         ["§9.7.16.9.3 'shifting ... downwards across all the rows, except the last' (says nothing of row 0)"]),
+     ], "keeps", "tcgen05.shift.cta_group::1.down on random Tensor Memory, then read row 0 back",
+       ["docs/tmem.md", "reference/tmem_shift.py"]),
     _q("Q-FP8-ALIGN", "fp8/fp6/fp4 (kind::f8f6f4, mxf8f6f4) alignment of products: truncation toward zero or toward -inf",
        ["9.7.16.10.6"], [
         ("toward-zero", "bits below the alignment point (F = 25 fraction bits of 2^e_max) are dropped from the magnitude (trunc)",
