@@ -111,6 +111,8 @@ def _tf32_f32(c: Case) -> bool:
 PROBES: dict[str, Probe] = {p.qid: p for p in (
     Probe("Q-ZCM-SPAN", "tcgen05.mma.ws kind::f16 M=32 N=64, zero-column mask of Table 45 example 2 (skip 2, use 3)",
           lambda c: c.family == "mma.ws" and _p(c, kind="f16", m=32, zcm="example2", sparse=False)),
+    Probe("Q-ZCM-SHIFT", "tcgen05.mma.ws kind::f16 M=32 N=64, zero-column mask of Table 45 example 4 (column shift 2)",
+          lambda c: c.family == "mma.ws" and _p(c, kind="f16", m=32, zcm="example4", sparse=False)),
     Probe("Q-LBO-KSW", "tcgen05.mma kind::f16 cta_group::2 M=256 N=16, B K-major 32B swizzle, descriptor LBO 32..1008 B",
           lambda c: c.family == "mma" and _p(c, lbo_mode="relative_lbo_set")),
     Probe("Q-META-0110", "tcgen05.mma.sp kind::f16, every metadata nibble 0b0110",
@@ -206,6 +208,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec") -> tu
 
         if ZCM[zcm].skip_span != ZCM[zcm].use_span:
             out.append("Q-ZCM-SPAN")
+        if ZCM[zcm].column_shift:
+            out.append("Q-ZCM-SHIFT")
     if p.get("k") == 96 and _k96_groups_differ(p):
         out.append("Q-K96-SFW")
     numeric = mode == NUMERICS and case.family != "sync"

@@ -45,7 +45,7 @@ from reference.datapath_layouts import d_placement, layout_for
 from reference.errors import SpecError, expects_but_got
 from reference.instr_descriptor import InstrDescriptor
 from reference.mma_semantics import ashift_source_rows, rows_taken
-from reference.zero_column_mask import ZeroColumnMaskDescriptor
+from reference.zero_column_mask import ZeroColumnMaskDescriptor, zeroed_columns
 
 SECTION = "9.7.16.10.9.1"
 WS_KINDS = ("f16", "tf32", "f8f6f4", "i8")
@@ -299,7 +299,7 @@ class MmaExecution:
         zero = None
         if iss.zcm is not None:
             bits = iss.zcm.mask(d.m, d.n)
-            zero = np.array([(bits >> j) & 1 for j in range(d.n)], dtype=bool)
+            zero = zeroed_columns(bits, d.n, shift)           # spec question Q-ZCM-SHIFT
             zero = np.asarray(self.hook("zero_column_mask", zero, desc=iss.zcm, raw=iss.zcm_raw, m=d.m, n=d.n), dtype=bool)
         sa = sb = None
         if f.block_scale:

@@ -18,7 +18,9 @@ Decisions on ambiguous text (docs/mma.md has the full list):
   expanded rows move (metadata moves with its row).
 * Zero-column mask with a column shift: D column j uses B column j + shift (Table 45 example 4:
   "columns from 2 to 129 will be used"), and mask bit j zeroes that column (the mask describes
-  the columns the MMA uses, as in public convolution code that sets the shift per filter tap).
+  the columns the MMA uses, as in public convolution code that sets the shift per filter tap);
+  the other reading (bit j = B column j) is spec question Q-ZCM-SHIFT
+  (``reference.zero_column_mask.zeroed_columns``).
 * Max shift (B reuse, Table 42 bits 30-31) does not change the value of one MMA.
 * disable-output-lane with cta_group::2: bits 0-127 are the lanes of the CTA that holds rows
   0..M/2-1 of D, bits 128-255 the peer CTA's. The lane of each D element comes from the data-path
@@ -40,6 +42,7 @@ from reference import sparsity as SP
 from reference.errors import SpecError, expects_but_got
 from reference.mma_qualifiers import MmaOp
 from reference.spec_questions import is_explicit, resolve
+from reference.zero_column_mask import zeroed_columns
 
 SECTION = "9.7.16.10"
 MODELS = ("spec", "hardware")
@@ -101,8 +104,7 @@ def ws_columns(b: np.ndarray, n: int, m: int, zero_column_mask) -> tuple[np.ndar
         raise _shape_err(f"B of a .ws MMA with column shift {shift}", f"(K, >= {n + shift})", b.shape)
     used = b[:, shift:shift + n]
     mask_bits = zero_column_mask.mask(m, n) if zero_column_mask is not None else 0
-    zeroed = np.array([(mask_bits >> j) & 1 for j in range(n)], dtype=bool)
-    return used, zeroed
+    return used, zeroed_columns(mask_bits, n, shift)         # spec question Q-ZCM-SHIFT
 
 
 def disabled_elements(op: MmaOp, lane_offset: int = 0) -> np.ndarray:

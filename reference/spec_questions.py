@@ -79,6 +79,14 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["§9.7.16.4.3 Table 45 bits 40-47 / 48-55 descriptions"]),
      ], "examples", "mma.ws kind::f16 M=32 N=64 with the mask of example 2 (skip 2, use 3): which D columns are A*B",
        ["NOTES.md item 1", "docs/mma.md", "README decisions"]),
+    _q("Q-ZCM-SHIFT", "Zero-column mask with a column shift: does mask bit j name D column j or B column j",
+       ["9.7.16.4.3"], [
+        ("used-columns", "bit j zeroes the B column D column j uses (B column j + shift)",
+         ["§9.7.16.4.3 example 4 ('columns from 2 to 129 will be used')", "reference/mma_semantics.py", "docs/mma.md"]),
+        ("b-columns", "bit j zeroes B column j of the shared-memory matrix: D column j is zeroed by bit j + shift "
+                      "(no bit past N-1)", ["§9.7.16.4.3 Table 45 'Shifts column by specified amount' (order unstated)"]),
+     ], "used-columns", "tcgen05.mma.ws kind::f16 M=32 N=64 with the mask of example 4 (column shift 2)",
+       ["docs/mma.md (zero-column mask vs column shift)"]),
     _q("Q-LBO-KSW", "K-major swizzled layouts: leading byte offset 'assumed 1' or honoured", ["9.7.16.4.1", "9.7.16.3.3"], [
         ("assumed-16", "the LBO field is ignored: the 16-byte units along K are 16 bytes apart (pre-swizzle)",
          ["§9.7.16.4.1 Table 40 'not used, assumed to be 1'", "CUTLASS make_umma_desc (writes 1)", "NOTES.md item 5"]),
