@@ -32,6 +32,24 @@ class Probe:
     kernel: str
     pick_case: Callable[[Case], bool]
     inputs: Callable[[Case], CaseInputs] = synthesize
+    make_case: Callable[[], Case] | None = None     # a case built here when no smoke case fits
+
+
+def _mma_case(kind: str, m: int, n: int, *, cta_group: int, sparse: bool, ws: bool = False) -> Callable[[], Case]:
+    """A Table-39 MMA case of this shape, outside the smoke level: the first legal combination of
+    its row's pairwise covering array (``generators.variants.mma``)."""
+    def build() -> Case:
+        from generators.variants import mma as VM
+        from reference import tables as T
+
+        for row in T.shape_rows(kind, ws=ws, cta_group=cta_group, sparse=sparse):
+            for combo in T.TYPE_COMBOS[row.kind]:
+                base = VM.Base(row, combo, m, n)
+                for r in VM.covering_rows(row):
+                    if VM._valid(base, r) and r["a_operand"] != "tmem" and r["lbo_mode"] == "relative":
+                        return VM.make_mma_case(base, r)
+        raise LookupError(f"no legal kind::{kind} M={m} N={n} cta_group::{cta_group} case")
+    return build
 
 
 def _mma_with(change) -> Callable[[Case], CaseInputs]:
@@ -115,6 +133,8 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma.ws" and _p(c, kind="f16", m=32, zcm="example4", sparse=False)),
     Probe("Q-LBO-KSW", "tcgen05.mma kind::f16 cta_group::2 M=256 N=16, B K-major 32B swizzle, descriptor LBO 32..1008 B",
           lambda c: c.family == "mma" and _p(c, lbo_mode="relative_lbo_set")),
+    Probe("Q-LAYOUT-C", "tcgen05.mma.sp kind::f16 cta_group::2 M=128 N=64 (Layout C), D read back from all 128 lanes",
+          lambda c: False, make_case=_mma_case("f16", 128, 64, cta_group=2, sparse=True)),
     Probe("Q-META-0110", "tcgen05.mma.sp kind::f16, every metadata nibble 0b0110",
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
     Probe("Q-FP8-ALIGN", "tcgen05.mma kind::f8f6f4 D f32 (enable-input-d): C = 2^E and one product -2^(E-26) per "
@@ -152,6 +172,8 @@ def probe_case(qid: str) -> Case:
     from generators.variants import cases
 
     probe = PROBES[qid]
+    if probe.make_case is not None:
+        return probe.make_case()
     for c in cases("smoke", negatives=False):
         if c.legal and probe.pick_case(c):
             return c
@@ -221,6 +243,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec") -> tu
         out.append("Q-E-ZERO")
         if p.get("d_type") == "f32":
             out.append("Q-RZ-OVERFLOW")
+    if p.get("cta_group") == 2 and p.get("m") == 128 and p.get("sparse"):
+        out.append("Q-LAYOUT-C")
     if p.get("cta_group") == 2 and p.get("kind") in BLOCK_SCALED_KINDS:
         out.append("Q-SFB-2CTA")
     if p.get("lbo_mode") == "relative_lbo_set" and (_k_major_swizzled(p.get("a_operand"))

@@ -94,6 +94,14 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["a compiler comment saying the value is honoured (NOTES.md item 5)"]),
      ], "assumed-16", "kind::f16 MMA, K-major swizzled A and B placed with descriptor LBO = 32..1008 bytes (lbo_mode relative_lbo_set)",
        ["NOTES.md item 5", "docs/layouts.md item 3"]),
+    _q("Q-LAYOUT-C", "Data-path Layout C (M=128, cta_group::2, sparse): 4x1 half datapath or CUTLASS's 2x2",
+       ["9.7.16.10.5.3", "9.7.16.10.5"], [
+        ("text-4x1-half", "per CTA, row i at lane 32*(i//16) + i%16 (+ alignment 0 or 16), column j (as Layout F)",
+         ["§9.7.16.10.5 table: 4x1, 1/2 datapath utilized, alignment 0 or 16", "reference/datapath_layouts.py"]),
+        ("cutlass-2x2", "per CTA, row i at lane i + 64*(j // (N/2)), column j % (N/2) (as Layout B), alignment 0",
+         ["CUTLASS mma_traits_sm100_frag.hpp tmem_frg 2-SM atom (the sparse M=128 accumulator uses the dense 2x2)"]),
+     ], "text-4x1-half", "tcgen05.mma.sp kind::f16 cta_group::2 M=128 N=64 (Layout C), D read back from all 128 lanes",
+       ["docs/tmem.md (Layout C)", "reference/datapath_layouts.py"]),
     _q("Q-META-0110", "2:4 / 4:8 metadata 0b0110 (indices 2 then 1) in tcgen05.mma.sp", ["9.7.16.10.8"], [
         ("as-listed", "0b0110 keeps chunk elements 2 and 1: the first stored element goes to position 2, the second to 1",
          ["§9.7.16.10.8.2/.3 list of meaningful values (seven, 0b0110 included)", "NOTES.md item 4"]),

@@ -120,6 +120,8 @@ def test_questions_of_cases():
     assert questions_of(probe["Q-CP-NIBBLE"]) == ("Q-CP-NIBBLE",)
     assert "Q-K96-SFW" in questions_of(probe["Q-K96-SFW"])
     assert "Q-SFB-2CTA" in questions_of(probe["Q-SFB-2CTA"])
+    assert "Q-LAYOUT-C" in questions_of(probe["Q-LAYOUT-C"])
+    assert "Q-ZCM-SHIFT" in questions_of(probe["Q-ZCM-SHIFT"])
     assert questions_of(probe["Q-META-0110"]) == ()          # the suite never feeds 0b0110
 
 
