@@ -148,6 +148,9 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           _tf32_f32, _mma_with(_tiny_products)),
     Probe("Q-RZ-OVERFLOW", "tcgen05.mma kind::tf32 D f32, C = 0: products 2^127 + 2^127 per element (RZ overflow)",
           _tf32_f32, _mma_with(_overflowing_products)),
+    Probe("Q-DOL-2CTA", "tcgen05.mma cta_group::2 M=256 with only element 7 of disable-output-lane set (bits 224-255): "
+          "lanes 96-127 of CTA 1 kept, or no lane (elements 4-7 unused)",
+          lambda c: c.family == "mma" and _p(c, cta_group=2, dol="last_warp", sparse=False)),
     Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, every operand's low 13 container bits at least half a tf32 unit",
           lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False),
           _mma_with(_tf32_past_half)),
@@ -243,6 +246,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec") -> tu
         out.append("Q-E-ZERO")
         if p.get("d_type") == "f32":
             out.append("Q-RZ-OVERFLOW")
+    if p.get("cta_group") == 2 and p.get("dol") in ("warp1", "last_warp"):      # odd_lanes / zero: the same lanes
+        out.append("Q-DOL-2CTA")
     if p.get("cta_group") == 2 and p.get("m") == 128 and p.get("sparse"):
         out.append("Q-LAYOUT-C")
     if p.get("cta_group") == 2 and p.get("kind") in BLOCK_SCALED_KINDS:

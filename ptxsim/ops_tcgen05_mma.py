@@ -44,7 +44,7 @@ from reference import tmem_mma_operands as TO
 from reference.datapath_layouts import d_placement, layout_for
 from reference.errors import SpecError, expects_but_got
 from reference.instr_descriptor import InstrDescriptor
-from reference.mma_semantics import ashift_source_rows, rows_taken
+from reference.mma_semantics import ashift_source_rows, disabled_lanes, rows_taken
 from reference.zero_column_mask import ZeroColumnMaskDescriptor, zeroed_columns
 
 SECTION = "9.7.16.10.9.1"
@@ -326,8 +326,8 @@ class MmaExecution:
         out = np.asarray(out).astype(np.uint32) & np.uint32((1 << bits) - 1)
         write = np.ones(out.shape, dtype=bool)
         if ops.disable_output_lane:
-            off = np.array([(ops.disable_output_lane >> i) & 1 for i in range(128 * len(self.ctas))], dtype=bool)
-            write = ~off[128 * (cta - self.ctas[0]) + lanes]
+            off = disabled_lanes(ops.disable_output_lane, len(self.ctas))      # spec question Q-DOL-2CTA
+            write = ~off[cta - self.ctas[0], lanes]
         self.tc.tmem[cta[write], lanes[write], cols[write]] = out[write]
 
 

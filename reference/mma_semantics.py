@@ -111,7 +111,7 @@ def disabled_elements(op: MmaOp, lane_offset: int = 0) -> np.ndarray:
     """M x N mask of D elements whose Tensor Memory lane ``disable-output-lane`` disables.
 
     Bit b of the vector (LSB of element 0 = lane 0; §9.7.16.10.9.1) disables lane b % 128 of CTA
-    b // 128 of the pair. Where each D[i][j] lives comes from the data-path layout of the MMA
+    b // 128 of the pair (:func:`disabled_lanes`, spec question Q-DOL-2CTA). Where each D[i][j] lives comes from the data-path layout of the MMA
     (``reference.datapath_layouts``, §9.7.16.10.5): a lane can hold a whole row (Layouts A, D, F,
     C) or part of one (2x2 Layout B). ``lane_offset`` is the D address's lane alignment (0 or 16
     for the half-datapath Layouts C and F).
@@ -126,9 +126,18 @@ def disabled_elements(op: MmaOp, lane_offset: int = 0) -> np.ndarray:
         raise SpecError(DL.SECTION, "Tensor Memory Datapath Lane Alignment", expects_but_got(
             f"lane alignment of Layout {layout.layout_id}", " or ".join(map(str, layout.lane_alignments)), lane_offset))
     where = DL.d_placement(layout, op.n, lane_offset)
-    flat = where[..., 0] * 128 + where[..., 1]
-    lane_bits = np.array([(bits >> b) & 1 for b in range(128 * op.cta_group)], dtype=bool)
-    return lane_bits[flat]
+    return disabled_lanes(bits, op.cta_group)[where[..., 0], where[..., 1]]
+
+
+def disabled_lanes(bits: int, cta_group: int, reading: str | None = None) -> np.ndarray:
+    """bool[cta_group, 128]: Tensor Memory lanes (per CTA of the pair) the ``disable-output-lane``
+    vector ``bits`` (bit b = bit b % 32 of element b // 32) keeps from being written (§9.7.16.10.9.1).
+    cta_group::2 is spec question ``Q-DOL-2CTA``: ``cta-halves`` (the pick) -- bit b is lane b % 128
+    of CTA b // 128; ``lanes-shared`` -- bit l < 128 is lane l of both CTAs, bits 128-255 unused."""
+    if cta_group == 2 and resolve("Q-DOL-2CTA", reading) == "lanes-shared":
+        low = np.array([(bits >> b) & 1 for b in range(128)], dtype=bool)
+        return np.stack([low, low])
+    return np.array([(bits >> b) & 1 for b in range(128 * cta_group)], dtype=bool).reshape(cta_group, 128)
 
 
 def _logical_a(op: MmaOp, a, meta, metadata_context) -> tuple[np.ndarray, np.ndarray]:

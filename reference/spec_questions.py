@@ -121,6 +121,14 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["§9.7.16.9.3 'shifting ... downwards across all the rows, except the last' (says nothing of row 0)"]),
      ], "keeps", "tcgen05.shift.cta_group::1.down on random Tensor Memory, then read row 0 back",
        ["docs/tmem.md", "reference/tmem_shift.py"]),
+    _q("Q-DOL-2CTA", "disable-output-lane under cta_group::2: which bits name which CTA's lanes", ["9.7.16.10.9.1"], [
+        ("cta-halves", "bit b (bit b % 32 of element b // 32) is lane b % 128 of CTA b // 128 of the pair "
+                       "(CTA 0 holds D rows 0..M/2-1)", ["the vector size 8 for ::2 (2 x 128 lanes)", "docs/mma.md"]),
+        ("lanes-shared", "bit l < 128 is lane l of both CTAs; elements 4-7 are not used",
+         ["§9.7.16.10.9.1 'each bit corresponds to a lane of the Tensor Memory' (128 lanes)"]),
+     ], "cta-halves", "tcgen05.mma cta_group::2 M=256 with only element 7 of the vector set: CTA 1 lanes 96-127 kept, "
+                      "or every lane written",
+       ["docs/mma.md (disable-output-lane, cta_group::2)"]),
     _q("Q-FP8-ALIGN", "fp8/fp6/fp4 (kind::f8f6f4, mxf8f6f4) alignment of products: truncation toward zero or toward -inf",
        ["9.7.16.10.6"], [
         ("toward-zero", "bits below the alignment point (F = 25 fraction bits of 2^e_max) are dropped from the magnitude (trunc)",
