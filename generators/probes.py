@@ -126,6 +126,25 @@ def _tf32_f32(c: Case) -> bool:
     return c.family == "mma" and _p(c, kind="tf32", d_type="f32", ashift=False, lbo_mode="relative", sparse=False)
 
 
+def based_descriptors(inputs: CaseInputs) -> list[int]:
+    """The shared-memory descriptors of a case's record whose base offset is not 0."""
+    from reference.smem_descriptor import SmemDescriptor
+
+    out = []
+    for key in ("a_desc", "b_desc", "s_desc"):
+        raw = inputs.record.get(key)
+        if raw is not None and SmemDescriptor.decode(int(raw)).base_offset:
+            out.append(int(raw))
+    return out
+
+
+def _based_tile(c: Case) -> bool:
+    """An MMA case (dense, f16) whose synthesized inputs place a swizzled tile at base offset != 0."""
+    if c.family != "mma" or not _p(c, kind="f16", sparse=False, lbo_mode="relative"):
+        return False
+    return bool(based_descriptors(synthesize(c)))
+
+
 PROBES: dict[str, Probe] = {p.qid: p for p in (
     Probe("Q-ZCM-SPAN", "tcgen05.mma.ws kind::f16 M=32 N=64, zero-column mask of Table 45 example 2 (skip 2, use 3)",
           lambda c: c.family == "mma.ws" and _p(c, kind="f16", m=32, zcm="example2", sparse=False)),
@@ -135,6 +154,8 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma" and _p(c, lbo_mode="relative_lbo_set")),
     Probe("Q-LAYOUT-C", "tcgen05.mma.sp kind::f16 cta_group::2 M=128 N=64 (Layout C), D read back from all 128 lanes",
           lambda c: False, make_case=_mma_case("f16", 128, 64, cta_group=2, sparse=True)),
+    Probe("Q-BASE-OFFSET", "tcgen05.mma kind::f16 whose swizzled tile's pattern and start are at block + 128*j "
+          "(descriptor base offset j != 0)", _based_tile),
     Probe("Q-META-0110", "tcgen05.mma.sp kind::f16, every metadata nibble 0b0110",
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
     Probe("Q-FP8-ALIGN", "tcgen05.mma kind::f8f6f4 D f32 (enable-input-d): C = 2^E and one product -2^(E-26) per "
@@ -195,6 +216,13 @@ def probe_inputs(qid: str, case: Case) -> dict[str, CaseInputs]:
 
 # -- which questions a case depends on ---------------------------------------------------------------
 
+def _swizzled_smem(p) -> bool:
+    """Whether a case stages a swizzled shared-memory operand (its tile may get a base offset)."""
+    layouts = (p.get("a_operand"), p.get("b_layout"))
+    return any(isinstance(v, str) and v.startswith("sw") and not v.startswith("swnone") for v in layouts) \
+        or p.get("src_swizzle") not in (None, "none")
+
+
 def _k_major_swizzled(layout) -> bool:
     return isinstance(layout, str) and layout.endswith("_k") and not layout.startswith("swnone") and layout != "tmem"
 
@@ -211,22 +239,26 @@ def _k96_groups_differ(p) -> bool:
     return any(sid + sf - 1 >= 4 and scale_factor_columns(mn) % 4 for mn, sid in operands)
 
 
-def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec") -> tuple[str, ...]:
+def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
+                 inputs: CaseInputs | None = None) -> tuple[str, ...]:
     """The spec questions whose reading changes this case's expected values (from its parameters,
-    the input ``mode`` and the ``--numerics`` model of numerics companions).
+    the input ``mode``, the ``--numerics`` model of numerics companions and, when given, its
+    synthesized ``inputs``: Q-BASE-OFFSET only where a descriptor has a base offset; without
+    inputs, wherever a shared-memory operand is swizzled).
 
     Questions the suite's cases never meet are absent: metadata 0b0110 (never fed), ``.ashift``
     row 0 (compared nowhere while unsettled). Semantic inputs are exact under every reading of
     Q-TF32-TRUNC and Q-FP8-ALIGN (``generators.inputs.values``); numerics companions are not.
     """
     p = case.params
+    based = ("Q-BASE-OFFSET",) if (based_descriptors(inputs) if inputs is not None else _swizzled_smem(p)) else ()
     if case.family == "cp":
-        return ("Q-CP-NIBBLE",) if p.get("decompress") == "b4x16_p64" else ()
+        return based + (("Q-CP-NIBBLE",) if p.get("decompress") == "b4x16_p64" else ())
     if case.family == "shift":          # row 0 is compared only once the reading was chosen
         return ("Q-SHIFT-ROW0",) if is_explicit("Q-SHIFT-ROW0") else ()
     if not case.family.startswith("mma") and case.family != "sync":
-        return ()
-    out = []
+        return based
+    out = list(based)
     zcm = p.get("zcm")
     if zcm not in (None, "off"):
         from generators.inputs.mma import ZCM

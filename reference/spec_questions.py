@@ -102,6 +102,16 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["CUTLASS mma_traits_sm100_frag.hpp tmem_frg 2-SM atom (the sparse M=128 accumulator uses the dense 2x2)"]),
      ], "text-4x1-half", "tcgen05.mma.sp kind::f16 cta_group::2 M=128 N=64 (Layout C), D read back from all 128 lanes",
        ["docs/tmem.md (Layout C)", "reference/datapath_layouts.py"]),
+    _q("Q-BASE-OFFSET", "Shared memory descriptor base offset: where the swizzle pattern's row phase is counted from",
+       ["9.7.16.4.1", "9.7.16.3.2"], [
+        ("pattern-anchor", "the row bits come from address - 128 * base_offset: the pattern starts at 128 * base_offset "
+                           "modulo 1024 (base offset 0: the absolute-address swizzle)",
+         ["§9.7.16.4.1 Table 41 'base offset = (pattern start addr >> 0x7) & 0x7'", "CUTLASS make_umma_desc",
+          "docs/layouts.md item 4"]),
+        ("start-phase", "the row phase is counted from the start address's 128-byte row plus the base offset",
+         ["docs/layouts.md item 4 (the other reading)"]),
+     ], "pattern-anchor", "a smoke MMA whose swizzled tile has its pattern (and start) at block + 128*j, base offset j != 0",
+       ["docs/layouts.md item 4"]),
     _q("Q-META-0110", "2:4 / 4:8 metadata 0b0110 (indices 2 then 1) in tcgen05.mma.sp", ["9.7.16.10.8"], [
         ("as-listed", "0b0110 keeps chunk elements 2 and 1: the first stored element goes to position 2, the second to 1",
          ["§9.7.16.10.8.2/.3 list of meaningful values (seven, 0b0110 included)", "NOTES.md item 4"]),
