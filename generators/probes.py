@@ -122,6 +122,18 @@ def _p(case: Case, **want) -> bool:
     return all(case.params.get(k) == v for k, v in want.items())
 
 
+def _scaled_c_below_f32(logical):
+    """Q-SCALE-INPUT-D: C = (1 + 2^-23) 2^-126 and one product -2^-(148+s), s = scale-input-d in 4..7.
+    Exact: C * 2^-s = 2^-(126+s) + 2^-(149+s) plus the product is just below 2^-(126+s) (D, RZ:
+    2^-(126+s) - 2^-149). Rounded first: C * 2^-s becomes the subnormal 2^-(126+s), whose nominal
+    exponent -126 puts the product below the last aligned bit (D = 2^-(126+s))."""
+    s = logical.op.scale_input_d
+    half = (148 + s) // 2
+    out = _with_products(logical, [(2.0 ** -half, -(2.0 ** -(148 + s - half)))], 0.0)
+    c = np.full_like(logical.c, 0x00800001)              # (1 + 2^-23) * 2^-126 in f32
+    return replace(out, c=c)
+
+
 def _tf32_f32(c: Case) -> bool:
     return c.family == "mma" and _p(c, kind="tf32", d_type="f32", ashift=False, lbo_mode="relative", sparse=False)
 
@@ -172,6 +184,10 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
     Probe("Q-DOL-2CTA", "tcgen05.mma cta_group::2 M=256 with only element 7 of disable-output-lane set (bits 224-255): "
           "lanes 96-127 of CTA 1 kept, or no lane (elements 4-7 unused)",
           lambda c: c.family == "mma" and _p(c, cta_group=2, dol="last_warp", sparse=False)),
+    Probe("Q-SCALE-INPUT-D", "tcgen05.mma kind::tf32 D f32 with enable-input-d and scale-input-d s in 4..7: C = "
+          "(1 + 2^-23) 2^-126 and one product -2^-(148+s) per element",
+          lambda c: c.family == "mma" and _p(c, kind="tf32", d_type="f32", enable_input_d=True, sparse=False)
+          and 4 <= (c.params.get("scale_input_d") or 0) <= 7, _mma_with(_scaled_c_below_f32)),
     Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, every operand's low 13 container bits at least half a tf32 unit",
           lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False),
           _mma_with(_tf32_past_half)),
@@ -278,6 +294,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
         out.append("Q-E-ZERO")
         if p.get("d_type") == "f32":
             out.append("Q-RZ-OVERFLOW")
+        if p.get("scale_input_d") and p.get("enable_input_d"):      # row 0 of C is subnormal
+            out.append("Q-SCALE-INPUT-D")
     if p.get("cta_group") == 2 and p.get("dol") in ("warp1", "last_warp"):      # odd_lanes / zero: the same lanes
         out.append("Q-DOL-2CTA")
     if p.get("cta_group") == 2 and p.get("m") == 128 and p.get("sparse"):

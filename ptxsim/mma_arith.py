@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from reference import formats as F
+from reference.spec_questions import resolve
 
 S32_MIN, S32_MAX = -(1 << 31), (1 << 31) - 1
 CANONICAL_NAN = {"f32": 0x7FFFFFFF, "f16": 0x7FFF}
@@ -189,6 +190,8 @@ def exact_fast_path(case: MmaCase, a, b, c, sa, sb, prm) -> np.ndarray | None:
     if not all(np.isfinite(x).all() for x in arrays):
         return None
     shift = case.scale_input_d if case.enable_input_d else 0
+    if shift and resolve("Q-SCALE-INPUT-D", None) == "c-rounded":     # C * 2^-s rounds first: the model's path
+        return None
     e_terms = _nominal_exponent_max(a, case.a_type) + _nominal_exponent_max(b, case.b_type)
     q_terms = _lowest_bit_exponent(a) + _lowest_bit_exponent(b)
     if sa is not None:

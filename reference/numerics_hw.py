@@ -240,6 +240,13 @@ def aligned_terms(mag: np.ndarray, sign: np.ndarray, shift: np.ndarray, directio
     return aligned
 
 
+def scaled_c(c: np.ndarray, c_shift: int, d_type: str, rounding: str) -> np.ndarray:
+    """C * 2^-c_shift rounded to D's format (rz / rne): scale-input-d under spec question
+    ``Q-SCALE-INPUT-D``'s reading ``c-rounded`` (the pick, ``exponent``, keeps it exact)."""
+    m, e, p = decompose(c, d_type)
+    return round_sum(m, e - p - c_shift, d_type, rounding)
+
+
 @dataclass(frozen=True)
 class Readings:
     """The spec-question readings one step follows (``reference.spec_questions``)."""
@@ -353,11 +360,15 @@ def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None
     ``step`` overrides L (sparse MMAs pass 2 L). ``shortcut=False`` always takes the term-by-term
     path (steps 1-4) instead of :func:`lossless_step` where that applies (same bits). ``reading``:
     of spec question ``Q-FP8-ALIGN`` (kind::f8f6f4 / mxf8f6f4), ``e_zero``: of ``Q-E-ZERO``,
-    ``overflow``: of ``Q-RZ-OVERFLOW`` (None = the reading in force).
+    ``overflow``: of ``Q-RZ-OVERFLOW`` (None = the reading in force); ``c_shift`` as spec question
+    ``Q-SCALE-INPUT-D``'s reading in force says (``exponent``: C's exponent minus s, exact).
     """
     prm = hw_params(kind, d_type)
     readings = step_readings(kind, reading, e_zero, overflow)
     a, b, c = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
+    if c_shift and resolve("Q-SCALE-INPUT-D", None) == "c-rounded":     # C * 2^-s rounded to D first
+        c = np.where(np.isfinite(c), scaled_c(np.where(np.isfinite(c), c, 0.0), c_shift, d_type, prm.rounding), c)
+        c_shift = 0
     k = a.shape[1]
     length = step or prm.step
     out = c

@@ -156,6 +156,15 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
      ], "competes", "kind::tf32 D f32, C = 0: per element products 2^-145 and -2^-165 and a zero product: D = 2^-145 "
                     "(e_max -133 drops -2^-165) or 2^-145 - 2^-149 (e_max -145 keeps it, RZ)",
        ["docs/mma.md (zero-product exponent e_zero)"]),
+    _q("Q-SCALE-INPUT-D", "scale-input-d: C * 2^-s exact (C's exponent minus s) or rounded to D's format first",
+       ["9.7.16.10.9.1"], [
+        ("exponent", "C enters the sum with its exponent minus s, all its bits (then aligned like any term)",
+         ["docs/mma.md (scale-input-d on hardware)", "reference/numerics_hw.py c_shift"]),
+        ("c-rounded", "C * 2^-s is first rounded to D's format (RZ f32 / RNE f16; subnormals kept), then added",
+         ["§9.7.16.10.9.1 writes D * 2^-scale-input-d as its own product"]),
+     ], "exponent", "kind::tf32 D f32, enable-input-d, s = 4..7: C = (1 + 2^-23) 2^-126 and one product -2^-(148+s): "
+                    "D = 2^-(126+s) - 2^-149 (exact) or 2^-(126+s) (C rounded first)",
+       ["docs/mma.md (scale-input-d on hardware)"]),
     _q("Q-RZ-OVERFLOW", "Round-toward-zero D (f32) that overflows: Inf or the largest finite value", ["9.7.16.10.6"], [
         ("inf", "a sum >= 2^128 rounds to Inf (of its sign)", ["MMA-Sim Blackwell model (arXiv:2511.10909)", "docs/mma.md"]),
         ("max-finite", "a sum >= 2^128 rounds to the largest finite f32 (of its sign), as IEEE 754 roundTowardZero",
