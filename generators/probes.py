@@ -35,17 +35,20 @@ class Probe:
     make_case: Callable[[], Case] | None = None     # a case built here when no smoke case fits
 
 
-def _mma_case(kind: str, m: int, n: int, *, cta_group: int, sparse: bool, ws: bool = False) -> Callable[[], Case]:
+def _mma_case(kind: str, m: int, n: int, *, cta_group: int, sparse: bool, ws: bool = False,
+              combo=lambda t: True, **want) -> Callable[[], Case]:
     """A Table-39 MMA case of this shape, outside the smoke level: the first legal combination of
-    its row's pairwise covering array (``generators.variants.mma``)."""
+    its row's pairwise covering array (``generators.variants.mma``) with the ``want``ed axis values
+    and a type combination ``combo`` accepts."""
     def build() -> Case:
         from generators.variants import mma as VM
         from reference import tables as T
 
         for row in T.shape_rows(kind, ws=ws, cta_group=cta_group, sparse=sparse):
-            for combo in T.TYPE_COMBOS[row.kind]:
-                base = VM.Base(row, combo, m, n)
+            for types in filter(combo, T.TYPE_COMBOS[row.kind]):
+                base = VM.Base(row, types, m, n)
                 for r in VM.covering_rows(row):
+                    r = {**r, **want}
                     if VM._valid(base, r) and r["a_operand"] != "tmem" and r["lbo_mode"] == "relative":
                         return VM.make_mma_case(base, r)
         raise LookupError(f"no legal kind::{kind} M={m} N={n} cta_group::{cta_group} case")
@@ -134,6 +137,12 @@ def _scaled_c_below_f32(logical):
     return replace(out, c=c)
 
 
+def _saturating_products(logical):
+    """Q-I8-SAT: C = 2^31 - 101, products 127*127 then (-127)*127 (A is s8)."""
+    out = _with_products(logical, [(127, 127), (-127, 127)], 0.0)
+    return replace(out, c=np.full_like(logical.c, 2 ** 31 - 101))
+
+
 def _tf32_f32(c: Case) -> bool:
     return c.family == "mma" and _p(c, kind="tf32", d_type="f32", ashift=False, lbo_mode="relative", sparse=False)
 
@@ -179,6 +188,11 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma" and _p(c, kind="mxf8f6f4", cta_group=2, sparse=False)),
     Probe("Q-E-ZERO", "tcgen05.mma kind::tf32 D f32, C = 0: products 2^-145, -2^-165 and a zero product per element",
           _tf32_f32, _mma_with(_tiny_products)),
+    Probe("Q-I8-SAT", "tcgen05.mma kind::i8 (s8 A) .satfinite with enable-input-d M=128 N=64: C = 2^31 - 101, "
+          "products +16129 then -16129 per element",
+          lambda c: False, _mma_with(_saturating_products),
+          make_case=_mma_case("i8", 128, 64, cta_group=1, sparse=False, combo=lambda t: t.a_type == "s8",
+                              saturate=True, enable_input_d=True, negate="none", dol=None)),
     Probe("Q-RZ-OVERFLOW", "tcgen05.mma kind::tf32 D f32, C = 0: products 2^127 + 2^127 per element (RZ overflow)",
           _tf32_f32, _mma_with(_overflowing_products)),
     Probe("Q-DOL-2CTA", "tcgen05.mma cta_group::2 M=256 with only element 7 of disable-output-lane set (bits 224-255): "
@@ -296,6 +310,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
             out.append("Q-RZ-OVERFLOW")
         if p.get("scale_input_d") and p.get("enable_input_d"):      # row 0 of C is subnormal
             out.append("Q-SCALE-INPUT-D")
+    if p.get("kind") == "i8" and p.get("saturate") and p.get("enable_input_d"):     # C near the limits
+        out.append("Q-I8-SAT")
     if p.get("cta_group") == 2 and p.get("dol") in ("warp1", "last_warp"):      # odd_lanes / zero: the same lanes
         out.append("Q-DOL-2CTA")
     if p.get("cta_group") == 2 and p.get("m") == 128 and p.get("sparse"):

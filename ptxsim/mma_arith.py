@@ -115,6 +115,11 @@ def integer_d(case: MmaCase) -> np.ndarray:
     if case.b_zero is not None:
         b = np.where(np.asarray(case.b_zero)[None, :], 0, b)
     c = F.decode("s32", case.c).astype(np.int64) if case.enable_input_d else 0
+    if case.saturate and resolve("Q-I8-SAT", None) == "running":      # clamp after every addition, K order
+        d = np.broadcast_to(np.asarray(c, dtype=np.int64), (a.shape[0], b.shape[1])).copy()
+        for k in range(a.shape[1]):
+            d = np.clip(d + np.outer(a[:, k], b[k]), S32_MIN, S32_MAX)
+        return (d & 0xFFFFFFFF).astype(np.uint32)
     exact = a @ b + c
     d = np.clip(exact, S32_MIN, S32_MAX) if case.saturate else ((exact - S32_MIN) % (1 << 32)) + S32_MIN
     return (d & 0xFFFFFFFF).astype(np.uint32)

@@ -202,8 +202,15 @@ def _decode_d(d_type: str, codes: np.ndarray) -> np.ndarray:
     return F.decode(d_type, codes)
 
 
-def integer_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, saturate: bool) -> np.ndarray:
-    """s32 result of kind::i8: exact sum, then clamp (saturate) or wrap modulo 2^32."""
+def integer_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, saturate: bool, reading: str | None = None) -> np.ndarray:
+    """s32 result of kind::i8: exact sum, then clamp (saturate) or wrap modulo 2^32. Saturation is
+    spec question ``Q-I8-SAT``: ``clamp-once`` (the pick) clamps the exact sum; ``running`` adds C,
+    then the products in K order, clamping after each addition."""
+    if saturate and resolve("Q-I8-SAT", reading) == "running":
+        acc = np.broadcast_to(c.astype(np.int64), (a.shape[0], b.shape[1])).copy()
+        for k in range(a.shape[1]):
+            acc = np.clip(acc + a[:, k:k + 1].astype(np.int64) * b[k:k + 1, :].astype(np.int64), S32_MIN, S32_MAX)
+        return acc
     exact = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
     if saturate:
         return np.clip(exact, S32_MIN, S32_MAX)

@@ -165,6 +165,15 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
      ], "exponent", "kind::tf32 D f32, enable-input-d, s = 4..7: C = (1 + 2^-23) 2^-126 and one product -2^-(148+s): "
                     "D = 2^-(126+s) - 2^-149 (exact) or 2^-(126+s) (C rounded first)",
        ["docs/mma.md (scale-input-d on hardware)"]),
+    _q("Q-I8-SAT", "kind::i8 .satfinite: clamp the exact sum once, or saturate the running accumulator",
+       ["9.7.16.10.9.1", "9.7.16.4.2"], [
+        ("clamp-once", "D = clamp(C + sum of the products) to [-2^31, 2^31 - 1], the sum exact",
+         ["docs/mma.md (i8 saturate)", "reference/mma_semantics.py integer_mma"]),
+        ("running", "C, then the products in K order, are added one at a time, clamping after each addition",
+         ["an accumulator that saturates (the text does not say when saturation applies)"]),
+     ], "clamp-once", "kind::i8 (s8 operand) .satfinite with enable-input-d: C = 2^31 - 101, products +16129 then "
+                      "-16129: D = 2^31 - 101 or 2^31 - 1 - 16129",
+       ["docs/mma.md (i8 saturate)"]),
     _q("Q-RZ-OVERFLOW", "Round-toward-zero D (f32) that overflows: Inf or the largest finite value", ["9.7.16.10.6"], [
         ("inf", "a sum >= 2^128 rounds to Inf (of its sign)", ["MMA-Sim Blackwell model (arXiv:2511.10909)", "docs/mma.md"]),
         ("max-finite", "a sum >= 2^128 rounds to the largest finite f32 (of its sign), as IEEE 754 roundTowardZero",
