@@ -42,7 +42,9 @@ class Observation:
 
     @property
     def conflict(self) -> bool:
-        return bool(self.observed) and self.observed != self.expected
+        """The device follows another *known* reading than the expected values. "None of the known
+        readings" is no conflict: the dependent cases' own comparisons decide (a faulty device)."""
+        return bool(self.observed) and self.observed not in (self.expected, NONE_OF_THEM)
 
     def summary(self) -> str:
         if self.skip:
