@@ -163,3 +163,15 @@ def test_dependent_cases_fail_naming_the_question_then_pass_under_the_reading():
     settled = _suite("--sim-reading", "Q-ZCM-SPAN=table-prose", "--reading", "Q-ZCM-SPAN=table-prose")
     assert settled.returncode == 0, settled.stdout[-2000:]
     assert " passed" in settled.stdout and "failed" not in settled.stdout
+
+
+def test_a_probe_follows_the_readings_observed_on_the_questions_its_case_depends_on():
+    """The Q-SFB-2CTA probe case has swizzled tiles (Q-BASE-OFFSET): on a device that departs from
+    both picks, each probe still reports its own question's reading."""
+    from conformance.harness.device_sim import SimBackend
+    from conformance.harness.probes import observe
+
+    config = types.SimpleNamespace(stash=pytest.Stash())
+    device = SimBackend(readings={"Q-SFB-2CTA": "split", "Q-BASE-OFFSET": "start-phase"})
+    assert observe(config, device, "Q-SFB-2CTA").observed == "split"
+    assert observe(config, device, "Q-BASE-OFFSET").observed == "start-phase"

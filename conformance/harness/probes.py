@@ -57,8 +57,24 @@ def observe(config, device, qid: str) -> Observation:
     cache = config.stash.setdefault(_OBSERVED, {})
     key = (id(device), qid)
     if key not in cache:
+        cache[key] = None                   # in progress: a probe that depends on this one skips it
         cache[key] = _observe(config, device, qid)
     return cache[key]
+
+
+def _settled_elsewhere(config, device, qid: str, case) -> dict[str, str]:
+    """The readings this device was observed to follow on the other questions the probe case of
+    ``qid`` depends on: its inputs and expected values follow them, so that one question's probe
+    does not read another question's disagreement as its own."""
+    cache = config.stash.setdefault(_OBSERVED, {})
+    out = {}
+    for other in questions_of(case):
+        if other == qid or cache.get((id(device), other), ()) is None:
+            continue
+        seen = observe(config, device, other).observed
+        if seen and seen != NONE_OF_THEM:
+            out[other] = seen
+    return out
 
 
 def _observe(config, device, qid: str) -> Observation:
@@ -77,7 +93,9 @@ def _observe(config, device, qid: str) -> Observation:
     target = svc.target_for(case)
     if target is None:
         return Observation(observed="", skip=f"NotSupported: needs {' or '.join(case.targets)}", **base)
-    inputs = probe_inputs(qid, case)
+    settled = _settled_elsewhere(config, device, qid, case)
+    with following(settled):
+        inputs = probe_inputs(qid, case)
     module = svc.module(case, target)
     matched, raw = [], []
     for r in inputs:          # one launch per reading: data placed for another reading may trap
@@ -87,7 +105,7 @@ def _observe(config, device, qid: str) -> Observation:
         except (CaseCrash, CaseTimeout) as exc:
             problem = f"{type(exc).__name__}: {exc}"
         if not problem:
-            with following({qid: r}):
+            with following({**settled, qid: r}):
                 # bit for bit against the hardware model (a reading may make inputs inexact)
                 exp = expected(case, inputs[r], numerics="hardware",
                                mode=NUMERICS if case.family.startswith("mma") else SEMANTIC)
