@@ -5,7 +5,7 @@
 
 Kernels: by default the repository's own hand-written simulator test kernels (``tests/sim_ptx*.py``,
 ``tests/sim_mma_cases.py``), each launched on ``--ctas`` CTAs; with ``--from-corpus`` the real-client
-corpus (``conformance.clients.corpus``: Triton-compiled kernels, taken from the compile cache, ``--cache``
+corpus (``conformance.clients.corpus``: Triton- and CuTe-compiled kernels, taken from the compile cache, ``--cache``
 or ``$TCGEN05_CTS_CACHE``, when present), one case each, launched as Triton's launcher would.
 
 A thread-instruction is one instruction executed by one thread (``ptxsim.trace``); the rate is
@@ -107,9 +107,9 @@ def corpus_runs(selected: str | None):
         from conformance.clients import build, corpus, launch
     except ImportError as exc:
         raise SystemExit(f"sim_clients: --from-corpus needs conformance.clients ({exc})") from None
-    reason = build.triton_or_skip_reason()
-    if reason:
-        raise SystemExit(f"sim_clients: --from-corpus: {reason}")
+    reasons = corpus.skip_reasons()
+    if all(reasons.values()):
+        raise SystemExit(f"sim_clients: --from-corpus: {'; '.join(reasons.values())}")
     for kernel in corpus.load_corpus():
         if selected and selected not in kernel.name:
             continue

@@ -215,7 +215,8 @@ class _CtsOutcomes:
         entries = []
         for item in session.items:
             ident = item_identity(item)
-            entries.append(ExpectedCase(ident.case_id, item.nodeid, ident.section, ident.family, ident.variant))
+            entries.append(ExpectedCase(ident.case_id, item.nodeid, ident.section, ident.family, ident.variant,
+                                        ident.sections))
         write_jsonl_exclusive(manifest_path(state.results_dir, state.tag), entries)
         rows: list[NotRun] = []
         for result in self.config.hook.pytest_cts_not_run(config=self.config):
@@ -296,7 +297,7 @@ class _CtsOutcomes:
             return None
         entry = _manifest_entry(state, crashitem)
         marker = {"case_id": entry.case_id, "section": entry.section, "family": entry.family,
-                  "variant": entry.variant} if entry else None
+                  "variant": entry.variant, "sections": list(entry.sections)} if entry else None
         ident = case_identity(crashitem, (), marker, None)
         verdict = apply_expectations(ident.case_id, Status.CRASH, state.baseline, state.flakes)
         report.cts_case = ident.as_dict()
@@ -355,7 +356,8 @@ def _finish_case(state: _State, reports: list[Any]) -> None:
         driver=str(props.get("driver") or state.run_info.get("driver", "")),
         device=str(props.get("device") or state.run_info.get("device", "")),
         details=details, variant=ident.variant, nodeid=last.nodeid, raw_status=raw.value,
-        attempts=tuple(getattr(last, "cts_attempts", None) or ()), worker=state.writer_name, time=time.time()))
+        attempts=tuple(getattr(last, "cts_attempts", None) or ()), worker=state.writer_name, time=time.time(),
+        sections=ident.sections, statements=ident.statements))
 
 
 def _manifest_entry(state: _State, nodeid: str) -> ExpectedCase | None:
@@ -392,7 +394,8 @@ def _write_crash(state: _State, report) -> None:
     state.write(Outcome(
         case_id=case["case_id"], status=status, section=case.get("section", ""), family=case.get("family", ""),
         details=details, variant=case.get("variant", {}), nodeid=report.nodeid, raw_status=Status.CRASH.value,
-        worker=_worker_id(report) or state.writer_name, time=time.time()))
+        worker=_worker_id(report) or state.writer_name, time=time.time(), sections=tuple(case.get("sections") or ()),
+        statements=tuple(case.get("statements") or ())))
 
 
 # --- fixtures -----------------------------------------------------------------------------------

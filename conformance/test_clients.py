@@ -1,18 +1,18 @@
-"""Real-client tier (``-m clients``): Triton/Gluon kernels compiled for sm_100a run unmodified.
+"""Real-client tier (``-m clients``): Triton/Gluon and CuTe kernels compiled for sm_100a run unmodified.
 
-Each case is one corpus configuration (``conformance/clients``): Triton 3.9 compiles it (cached on
-disk), the device runs the PTX exactly as Triton's launcher would, and every output must equal the
-float64 numpy product bit for bit (inputs are exact by construction).  On ``--device sim`` the
+Each case is one corpus configuration (``conformance/clients``): Triton 3.9, or the wheels' nvcc with
+CUTLASS 4.2's CuTe headers, compiles it (cached on disk), the device runs the PTX exactly as Triton's
+launcher would (a CuTe kernel: its own parameters only), and every output must equal the float64 numpy product bit for bit (inputs are exact by construction).  On ``--device sim`` the
 simulator decodes every tcgen05 operand through ``reference/``, so a mismatch is a finding about
 the project's reading of the spec (docs/clients.md).  JUnit section: ``clients:<family>``.
-Without Triton every case skips with the reason; without a device the tier skips as NotSupported.
+Without Triton (or without the CuTe wheels) that client's cases are one skipped case with the reason;
+without a device the tier skips as NotSupported.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from conformance.clients.build import triton_or_skip_reason
 from conformance.harness.case_status import CASE_MARKER
 
 pytestmark = pytest.mark.clients
@@ -20,25 +20,20 @@ FAMILY = "clients"
 SIM_ARCHS = (100, 103)
 
 
-def _corpus():
-    if triton_or_skip_reason():
-        return []
-    from conformance.clients.corpus import load_corpus
-
-    return load_corpus()
-
-
 def pytest_generate_tests(metafunc):
     if "client" not in metafunc.fixturenames:
         return
-    reason = triton_or_skip_reason()
-    if reason:
-        metafunc.parametrize("client", [pytest.param(None, id="corpus", marks=[
-            pytest.mark.skip(reason=reason), getattr(pytest.mark, CASE_MARKER)(
-                case_id="clients.corpus", section="clients", family=FAMILY)])])
-        return
-    metafunc.parametrize("client", [pytest.param(k, id=k.name, marks=getattr(pytest.mark, CASE_MARKER)(
-        case_id=f"clients.{k.name}", section=k.section, family=FAMILY)) for k in _corpus()])
+    from conformance.clients.corpus import load_corpus, skip_reasons
+
+    params = []
+    for client, reason in skip_reasons().items():
+        if reason:             # one skipped case per client whose toolchain is missing
+            params.append(pytest.param(None, id=f"corpus-{client}", marks=[
+                pytest.mark.skip(reason=reason), getattr(pytest.mark, CASE_MARKER)(
+                    case_id=f"clients.corpus-{client}", section="clients", family=FAMILY)]))
+    params += [pytest.param(k, id=k.name, marks=getattr(pytest.mark, CASE_MARKER)(
+        case_id=f"clients.{k.name}", section=k.section, family=FAMILY)) for k in load_corpus()]
+    metafunc.parametrize("client", params)
 
 
 def unexercised_families(client, spellings) -> list[str]:

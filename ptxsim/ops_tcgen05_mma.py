@@ -271,6 +271,14 @@ class MmaExecution:
 
         def per_cta(addr, mn, cta, sid):
             lane, col = split(addr)
+            # CUTLASS's reading (cute/arch/mma_sm100_desc.hpp, make_runtime_instr_desc_block_scaled): a
+            # sub-word TMEM address carries the byte offset in bits 31:30, and CuTe hands that address to
+            # the MMA with the same offset as the descriptor's scale-factor id.  Accepted when the two agree
+            # (docs/clients.md, finding K2); any other lane bit stays an error.
+            byte, lane = lane >> 14, lane & 0x3FFF
+            if byte and byte != sid:
+                raise _err("scale factor address", "bits 31:30 of a scale factor address (CuTe's byte offset)",
+                           f"0 or the descriptor's scale factor id {sid}", byte, "9.7.16.10.7")
             if lane:
                 raise _err("scale factor address", "lane of a scale factor address", "0 (all 4 lane quarters)", lane,
                            "9.7.16.10.7")

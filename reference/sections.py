@@ -1,8 +1,14 @@
 """Section index of the PTX ISA texts this suite conforms to (section id -> title).
 
 Generated once from the headings of ``shared/spec/*.md``; ``tests/test_sections.py``
-re-reads those headings and checks this table against them.
+re-reads those headings and checks this table against them. :class:`SectionRef` names a section
+(and the table row, rule or qualifier within it) a case exercises.
 """
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 SECTIONS: dict[str, str] = {
     '9.7.14.6.1': 'Sparse matrix storage',
@@ -128,3 +134,72 @@ def section_title(section_id: str) -> str:
         return SECTIONS[section_id]
     except KeyError:
         raise KeyError(f"unknown PTX ISA section {section_id!r}; expects one of the ids in reference.sections.SECTIONS") from None
+
+
+# --- references to sections, tables and rules --------------------------------------------------
+
+# Where each numbered table of the texts lives (the heading above its caption).
+TABLE_SECTIONS: dict[int, str] = {
+    39: "9.7.16.2.1", 40: "9.7.16.4.1", 41: "9.7.16.4.1", 42: "9.7.16.4.2", 43: "9.7.16.4.2",
+    44: "9.7.16.4.2", 45: "9.7.16.4.3", 46: "9.7.16.5", 47: "9.7.16.8.3", 48: "9.7.16.8.4",
+    49: "9.7.16.10.1", 50: "9.7.16.10.1", 51: "9.7.16.10.2", 52: "9.7.16.10.3", 53: "9.7.16.10.6",
+    54: "9.7.16.10.7.1", 55: "9.7.16.10.7.1",
+}
+
+
+@dataclass(frozen=True)
+class SectionRef:
+    """One section a case exercises; ``detail`` names the table row, rule, layout or qualifier of
+    that section the case exercises (e.g. ``"Table 52: 16-bit K-major 128B"``), or is empty."""
+
+    section: str
+    detail: str = ""
+
+    def __post_init__(self) -> None:
+        if self.section not in SECTIONS:
+            raise ValueError(f"SectionRef expects a section id of reference.sections.SECTIONS, but got {self.section!r}")
+
+    def __str__(self) -> str:
+        return f"§{self.section}" + (f" {self.detail}" if self.detail else "")
+
+
+def table_section(table: int) -> str:
+    """The section holding numbered table ``table`` (39-55)."""
+    try:
+        return TABLE_SECTIONS[table]
+    except KeyError:
+        raise KeyError(f"table expects one of {min(TABLE_SECTIONS)}-{max(TABLE_SECTIONS)}, but got {table!r}") from None
+
+
+def parent_section(section_id: str) -> str | None:
+    """The enclosing section of ``section_id`` in the index (None for a top-level one)."""
+    parts = section_id.split(".")
+    while len(parts) > 1:
+        parts = parts[:-1]
+        candidate = ".".join(parts)
+        if candidate in SECTIONS:
+            return candidate
+    return None
+
+
+_SECTION_MENTION = re.compile(r"§\s*(9\.7\.[0-9.]*[0-9])")
+_TABLE_MENTION = re.compile(r"\bTables?\s+(\d+)(?:\s*(?:/|-|and)\s*(\d+))?")
+
+
+def refs_named_in(text: str) -> tuple[SectionRef, ...]:
+    """The sections a rule text names: ``§9.7.16.x`` mentions and ``Table NN`` (the table's section,
+    detail ``Table NN``). Unknown ids are left out."""
+    out: list[SectionRef] = []
+    for m in _SECTION_MENTION.finditer(text):
+        if m.group(1) in SECTIONS:
+            out.append(SectionRef(m.group(1)))
+    for m in _TABLE_MENTION.finditer(text):
+        for number in (m.group(1), m.group(2)):
+            if number and int(number) in TABLE_SECTIONS:
+                out.append(SectionRef(TABLE_SECTIONS[int(number)], f"Table {number}"))
+    return tuple(dict.fromkeys(out))
+
+
+def section_ids(refs) -> tuple[str, ...]:
+    """Section ids of ``refs`` in order of first appearance, each once."""
+    return tuple(dict.fromkeys(r.section for r in refs))

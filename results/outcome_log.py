@@ -53,11 +53,15 @@ class Outcome:
     attempts: tuple[str, ...] = ()
     worker: str = ""
     time: float = 0.0
+    sections: tuple[str, ...] = ()     # every section the case exercises, ``section`` first (absent in old logs)
+    statements: tuple[str, ...] = ()   # ids of the normative statements it checks (reference/statements.json)
 
     def to_json(self) -> str:
         data = asdict(self)
         data["status"] = self.status.value
         data["attempts"] = list(self.attempts)
+        data["sections"] = list(self.sections)
+        data["statements"] = list(self.statements)
         data["variant"] = {str(k): plain_value(v) for k, v in self.variant.items()}
         data["v"] = SCHEMA
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
@@ -80,6 +84,7 @@ class Outcome:
             raw_status=str(data.get("raw_status") or ""),
             attempts=tuple(str(a) for a in data.get("attempts") or ()),
             worker=str(data.get("worker") or ""), time=float(data.get("time") or 0.0),
+            sections=list_field(data, "sections"), statements=list_field(data, "statements"),
         )
 
 
@@ -92,10 +97,12 @@ class ExpectedCase:
     section: str = ""
     family: str = ""
     variant: dict[str, Any] = field(default_factory=dict)
+    sections: tuple[str, ...] = ()   # (statements are left out: a Missing case covers none)
 
     def to_json(self) -> str:
         data = asdict(self)
         data["variant"] = {str(k): plain_value(v) for k, v in self.variant.items()}
+        data["sections"] = list(self.sections)
         return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -104,7 +111,8 @@ class ExpectedCase:
         if not isinstance(case_id, str) or not case_id:
             raise ValueError(f"case_id expects a non-empty string, but got {case_id!r}")
         return cls(case_id, str(data.get("nodeid") or ""), str(data.get("section") or ""),
-                   str(data.get("family") or ""), dict(data.get("variant") or {}))
+                   str(data.get("family") or ""), dict(data.get("variant") or {}),
+                   list_field(data, "sections"))
 
 
 @dataclass(frozen=True)
@@ -137,6 +145,17 @@ class LogProblem:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}"
+
+
+def list_field(data: dict[str, Any], key: str) -> tuple[str, ...]:
+    """An optional list-of-strings field of a record (``sections``, ``statements``: logs written
+    before they existed have none)."""
+    value = data.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
+        raise ValueError(f"{key} expects a list of strings, but got {value!r}")
+    return tuple(value)
 
 
 def plain_value(value: Any) -> Any:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from results.coverage import coverage_matrix, write_coverage
+from results.coverage import coverage_matrix, write_coverage, write_section_coverage
 from results.dashboard import write_dashboard
 from results.junit import write_junit
 from results.outcome_log import LogProblem
@@ -69,6 +69,7 @@ def build_reports(sets: list[ResultSet], out_dir: Path) -> ReportSummary:
         outcomes = list(s.outcomes.values())
         summary.junit[s.label] = write_junit(outcomes, target / "junit")
         summary.coverage[s.label] = write_coverage(coverage_matrix(outcomes, s.not_run), s.not_run, target)
+        write_section_coverage(outcomes, target)
         summary.counts[s.label] = s.counts()
         summary.cases_per_second[s.label] = s.cases_per_second()
         summary.problems.extend(s.problems)

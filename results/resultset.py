@@ -80,6 +80,7 @@ def _merge_duplicate(old: Outcome, new: Outcome) -> Outcome:
 def _missing(expected: ExpectedCase) -> Outcome:
     return Outcome(case_id=expected.case_id, status=Status.MISSING, section=expected.section,
                    family=expected.family, variant=dict(expected.variant), nodeid=expected.nodeid,
+                   sections=expected.sections,
                    details="selected at collection time, but never reported (run killed or worker lost)")
 
 

@@ -38,6 +38,8 @@ class Compiled:
     profile_scratch_align: int
     tensordesc_meta: tuple
     triton_version: str
+    scratch_params: bool = True      # Triton's launcher appends the global/profile scratch pointers
+
 
     @property
     def threads(self) -> int:
@@ -88,7 +90,12 @@ def _python_fn(fn):
 
 
 def compile_kernel(kernel: ClientKernel, *, use_cache: bool = True) -> Compiled:
-    """Triton's PTX for ``kernel`` (from the cache when the key matches)."""
+    """Triton's PTX for ``kernel`` (from the cache when the key matches); a CuTe kernel's PTX from
+    :func:`conformance.clients.cute_build.compile_client`."""
+    if kernel.language == "cute":
+        from conformance.clients.cute_build import compile_client
+
+        return compile_client(kernel)
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource

@@ -1,20 +1,38 @@
-"""The corpus: every configuration, by name (``CORPUS``), from the kernel modules of this package."""
+"""The corpus: every configuration, by name (``CORPUS``), from the kernel modules of this package.
+
+Two real clients feed it: Triton 3.9 (Triton and Gluon kernels) and CUTLASS 4.2 (CuTe kernels,
+compiled with the wheels' nvcc).  Each module belongs to one client; a client whose toolchain is
+missing contributes no kernels, and :func:`skip_reasons` says why.
+"""
 
 from __future__ import annotations
 
 from conformance.clients.model import ClientKernel
 
-#: Kernel modules of this package, each with ``configs() -> list[ClientKernel]``.
-MODULES = ("kernels_basic", "kernels_dot", "kernels_dot_scaled", "kernels_gluon")
+#: Kernel modules of this package, each with ``configs() -> list[ClientKernel]``, and their client.
+MODULES = {"kernels_basic": "triton", "kernels_dot": "triton", "kernels_dot_scaled": "triton",
+           "kernels_gluon": "triton", "kernels_cute": "cutlass"}
+CLIENTS = ("triton", "cutlass")
 
 
-def load_corpus() -> list[ClientKernel]:
-    """All configurations (imports Triton: call only when :func:`build.triton_or_skip_reason` is "")."""
+def skip_reasons() -> dict[str, str]:
+    """Per client, "" when its toolchain is here, else the reason its kernels skip."""
+    from conformance.clients.build import triton_or_skip_reason
+    from conformance.clients.cute_build import cute_or_skip_reason
+
+    return {"triton": triton_or_skip_reason(), "cutlass": cute_or_skip_reason()}
+
+
+def load_corpus(clients: tuple[str, ...] | None = None) -> list[ClientKernel]:
+    """The configurations of ``clients`` (default: every client whose toolchain is here)."""
     import importlib
 
+    if clients is None:
+        clients = tuple(c for c, reason in skip_reasons().items() if not reason)
     kernels: list[ClientKernel] = []
-    for name in MODULES:
-        kernels.extend(importlib.import_module(f"conformance.clients.{name}").configs())
+    for name, client in MODULES.items():
+        if client in clients:
+            kernels.extend(importlib.import_module(f"conformance.clients.{name}").configs())
     names = [k.name for k in kernels]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

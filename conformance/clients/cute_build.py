@@ -7,7 +7,8 @@ Toolchain, all from wheels of the ``clients``/``toolchain`` extras:
 * ``nvidia-cuda-cccl``: libcu++ headers under ``nvidia/cu13/include/cccl``;
 * the system ``g++`` as host compiler.
 
-:func:`run_host` compiles a host program and returns what it prints (encoding oracles);
+:func:`run_host` compiles a host program and returns what it prints (encoding oracles; with
+``host_only`` the system g++ compiles it alone against the same headers, a third of nvcc's CPU time);
 :func:`compile_ptx` compiles device code to PTX for ``sm_100a``/``sm_103a`` (kernels the
 simulator runs).  Outputs are cached under ``$TCGEN05_CTS_CACHE/cute`` (default
 ``.cts-cache/cute``), keyed by the SHA-256 of the source, the flags and the wheel versions, so
@@ -17,6 +18,7 @@ CuTe tier cannot run (missing wheel or compiler); tests skip with that reason.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -110,36 +112,59 @@ def _key(source: str, what: str, flags: list[str], tc: CuteToolchain) -> str:
     return h.hexdigest()[:32]
 
 
+def _host_only_cmd(tc: CuteToolchain, extra: tuple[str, ...]) -> list[str]:
+    """g++ straight on the CUDA C++ source (no ``__CUDACC__``): CuTe's layout algebra and encoders are
+    host code, so the program prints the same; nvcc would also run its device front end over every
+    CuTe header (about 3x the CPU time of a cold compile)."""
+    return [shutil.which("g++") or "g++", "-std=c++17", "-O0", "-w", "-x", "c++",
+            *[f"-I{p}" for p in tc.includes], *extra]
+
+
 def _compile(source: str, what: str, arch: str, extra: tuple[str, ...], suffix: str) -> Path:
     """Compile ``source`` once into the cache; return the cached output path (atomic)."""
     tc = toolchain()
-    flags = tc.flags(arch) + list(extra)
-    out = cache_dir() / f"{_key(source, what, flags, tc)}{suffix}"
+    flags = _host_only_cmd(tc, extra) if what == "host-only" else tc.flags(arch) + list(extra)
+    key = _key(source, what, flags, tc)
+    out = cache_dir() / f"{key}{suffix}"
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
+    # one compile per key across parallel test workers: the others wait, then find the output
+    with open(out.parent / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not out.exists():
+                _compile_into(out, source, what, arch, flags, suffix, tc)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return out
+
+
+def _compile_into(out: Path, source: str, what: str, arch: str, flags: list[str], suffix: str,
+                  tc: CuteToolchain) -> None:
     with tempfile.TemporaryDirectory(prefix="cts-cute-") as tmp:
         src = Path(tmp) / "prog.cu"
         src.write_text(source)
         target = Path(tmp) / f"out{suffix}"
         mode = ["-ptx"] if what == "ptx" else []
-        cmd = [str(tc.nvcc), *flags, *mode, str(src), "-o", str(target)]
+        cmd = [*flags, str(src)] if what == "host-only" else [str(tc.nvcc), *flags, *mode, str(src)]
+        cmd += ["-o", str(target)]
         env = dict(os.environ, PATH=f"{tc.nvcc.parent}{os.pathsep}{os.environ.get('PATH', '')}")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, env=env)
         if proc.returncode != 0:
-            raise CuteBuildError(f"nvcc ({what}, {arch}) failed with exit {proc.returncode}:\n"
+            raise CuteBuildError(f"{'g++' if what == 'host-only' else 'nvcc'} ({what}, {arch}) failed with exit {proc.returncode}:\n"
                                  f"{proc.stderr.strip()[-4000:]}")
         tmp_out = out.with_suffix(out.suffix + f".{os.getpid()}.tmp")
         shutil.copyfile(target, tmp_out)
-        if what == "host":
+        if what.startswith("host"):
             tmp_out.chmod(0o755)
         os.replace(tmp_out, out)
-    return out
 
 
-def run_host(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) -> str:
-    """Compile (cached) and run a host program; return its stdout.  The printed text is cached too."""
-    exe = _compile(source, "host", arch, extra, "")
+def run_host(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = (), host_only: bool = False) -> str:
+    """Compile (cached) and run a host program; return its stdout.  The printed text is cached too.
+    ``host_only``: compile with g++ alone (:func:`_host_only_cmd`), for programs without device code."""
+    exe = _compile(source, "host-only" if host_only else "host", arch, extra, "")
     printed = exe.with_suffix(".out")
     if printed.exists():
         return printed.read_text()
@@ -155,3 +180,55 @@ def run_host(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) ->
 def compile_ptx(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) -> str:
     """Compile (cached) device code to PTX text for ``arch`` (``sm_100a``, ``sm_103a``)."""
     return _compile(source, "ptx", arch, extra, ".ptx").read_text()
+
+
+PROGRAM_DIR = Path(__file__).resolve().parent / "cute"
+
+
+@dataclass(frozen=True)
+class CuteProgram:
+    """One CuTe kernel family: a header of this package (``cute/<header>``) and the instantiations,
+    compiled together to one PTX module for ``sm_<arch>a`` (one nvcc run per family)."""
+
+    family: str
+    header: str
+    parts: tuple[str, ...]
+    arch: int = 100
+
+    def source(self) -> str:
+        return (PROGRAM_DIR / self.header).read_text() + "\n" + "\n\n".join(self.parts) + "\n"
+
+    def entry(self, name: str) -> "CuteEntry":
+        return CuteEntry(self, name)
+
+
+@dataclass(frozen=True)
+class CuteEntry:
+    """A kernel (``extern "C"`` entry) of a :class:`CuteProgram`: a corpus ``ClientKernel.fn``."""
+
+    program: CuteProgram
+    name: str
+
+    @property
+    def __name__(self) -> str:          # the corpus' cache key and listings read fn.__name__
+        return self.name
+
+
+#: nvcc flags of every corpus program: asserts off (no ``__assertfail`` calls in the PTX)
+PROGRAM_FLAGS = ("-DNDEBUG",)
+
+
+def compile_program(program: CuteProgram) -> str:
+    """The family's PTX (cached by source text, flags and wheel versions)."""
+    return compile_ptx(program.source(), f"sm_{program.arch}a", PROGRAM_FLAGS)
+
+
+def compile_client(kernel):
+    """A corpus ``ClientKernel`` of language ``cute`` as :class:`conformance.clients.build.Compiled`:
+    its family's PTX, its ``extern "C"`` entry, static shared memory only, no scratch parameters
+    (a CUDA C++ kernel takes exactly its own parameters)."""
+    from conformance.clients.build import Compiled
+
+    entry = kernel.fn
+    return Compiled(compile_program(entry.program), entry.name, 0, kernel.num_warps, kernel.num_ctas, 0, 1, 0, 1, (),
+                    f"nvidia-cutlass {_version('nvidia-cutlass')}", scratch_params=False)

@@ -119,7 +119,7 @@ def run_case(device, kernel: ClientKernel, compiled: Compiled, case: Case, modul
             else:
                 raise TypeError(f"{kernel.name}: unknown argument spec {arg!r}")
         programs = int(np.prod(case.grid))
-        for size in (compiled.global_scratch_size, compiled.profile_scratch_size):
+        for size in (compiled.global_scratch_size, compiled.profile_scratch_size) if compiled.scratch_params else ():
             params.append(alloc(programs * compiled.num_ctas * size) if size else 0)
         gx, gy, gz = case.grid
         seconds = device.run(module, compiled.name, params, grid=(gx * compiled.num_ctas, gy, gz),

@@ -89,8 +89,8 @@ class ClientKernel:
     ``make_case(rng)`` builds the inputs (exact by construction) and the expected outputs."""
 
     name: str
-    language: str                      # "triton" | "gluon"
-    fn: Any                            # the @triton.jit / @gluon.jit function
+    language: str                      # "triton" | "gluon" | "cute"
+    fn: Any                            # the @triton.jit / @gluon.jit function, or a cute_build.CuteEntry
     signature: dict[str, str]
     constexprs: dict[str, Any]
     make_case: Callable[[np.random.Generator], Case]
@@ -114,6 +114,12 @@ class ClientKernel:
         from generators.inputs import seed_of
 
         return self.make_case(np.random.default_rng(seed_of(self.name)))
+
+    @property
+    def client(self) -> str:
+        """The real client whose code generation the kernel brings in: ``triton`` (Triton and Gluon)
+        or ``cutlass`` (CuTe atoms)."""
+        return "cutlass" if self.language == "cute" else "triton"
 
     @property
     def section(self) -> str:

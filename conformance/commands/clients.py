@@ -21,13 +21,11 @@ from conformance.commands.cli import CliError
 
 
 def _corpus(pattern: str | None):
-    from conformance.clients.build import triton_or_skip_reason
+    from conformance.clients.corpus import load_corpus, skip_reasons
 
-    reason = triton_or_skip_reason()
-    if reason:
-        raise CliError(reason)
-    from conformance.clients.corpus import load_corpus
-
+    reasons = skip_reasons()
+    if all(reasons.values()):
+        raise CliError("; ".join(reasons.values()))
     kernels = [k for k in load_corpus() if not pattern or pattern in k.name]
     if not kernels:
         raise CliError(f"-k expects a substring of a corpus name, but got {pattern!r} (no match)")
@@ -85,7 +83,7 @@ def run_crossref(args) -> int:
 
 
 def register(subparsers) -> None:
-    top = subparsers.add_parser("clients", help="the real-client corpus (Triton/Gluon kernels): list, crossref")
+    top = subparsers.add_parser("clients", help="the real-client corpus (Triton/Gluon and CuTe kernels): list, crossref")
     sub = top.add_subparsers(dest="clients_command", metavar="SUBCOMMAND", required=True)
     ls = sub.add_parser("list", help="corpus configurations")
     ls.add_argument("-k", default=None, metavar="SUBSTR", help="only names containing SUBSTR")

@@ -18,6 +18,7 @@ from conformance.harness.case_status import cts_case
 from conformance.harness.toolchain import Assembler, Job, Result, Tool, find_ptxas, find_tool
 from generators.params import Case
 from generators.ptx.kernel import render
+from generators.sections import section_ids_of, statements_of
 from generators.variants import cases as all_cases
 from reference.targets import ptx_version
 
@@ -158,5 +159,5 @@ def assembly_identity(case: Case) -> pytest.MarkDecorator:
     """Outcome-log identity of a case's assembly verdict: ``<case_id>.assemble`` (the execution
     tier reports the plain case ID), its spec section, family and variant fields."""
     return cts_case(case_id=f"{case.case_id}.assemble", section=case.section, family=case.family,
-                    tier="assemble", legal=case.legal, targets=",".join(case.targets),
+                    sections=section_ids_of(case), statements=statements_of(case), tier="assemble", legal=case.legal, targets=",".join(case.targets),
                     instruction=case.instruction, rule=case.rule)

@@ -13,8 +13,9 @@ A case's status is the worst of its phases (see :data:`results.status.SEVERITY`)
 
 Case identity: ``case_id``, ``section``, ``family`` and variant fields come, first found wins, from
 the test's user properties (``record_property("case_id", ...)``, ``"section"``, ``"family"``,
-``"variant"`` as a dict), the ``cts_case`` marker (``case_id=``, ``section=``, ``family=``, other
-keywords are variant fields), the module's ``SECTION`` / ``FAMILY`` constants; the case ID falls
+``"variant"`` as a dict, ``"sections"`` as a list), the ``cts_case`` marker (``case_id=``,
+``section=``, ``family=``, ``sections=`` every section the case exercises, its own first,
+``statements=`` the normative statements it checks; other keywords are variant fields), the module's ``SECTION`` / ``FAMILY`` constants; the case ID falls
 back to the pytest node ID.
 """
 
@@ -30,14 +31,19 @@ from results.status import Status
 
 NOT_SUPPORTED_PREFIX = "NotSupported:"
 CASE_MARKER = "cts_case"
-_IDENTITY_KEYS = ("case_id", "section", "family")
+_IDENTITY_KEYS = ("case_id", "section", "family", "sections", "statements")
+_LIST_KEYS = ("sections", "statements")
 DETAILS_LIMIT = 4000
 
 
 def cts_case(case_id: str | None = None, section: str | None = None, family: str | None = None,
+             sections: Iterable[str] | None = None, statements: Iterable[str] | None = None,
              **variant: Any) -> pytest.MarkDecorator:
     """The marker that declares a test's case identity at collection time."""
     kwargs = {k: v for k, v in (("case_id", case_id), ("section", section), ("family", family)) if v is not None}
+    for key, values in (("sections", sections), ("statements", statements)):
+        if values is not None:
+            kwargs[key] = list(values)
     return getattr(pytest.mark, CASE_MARKER)(**kwargs, **variant)
 
 
@@ -47,11 +53,14 @@ class CaseIdentity:
     section: str = ""
     family: str = ""
     variant: dict[str, Any] = field(default_factory=dict)
+    sections: tuple[str, ...] = ()
+    statements: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data only (pytest-xdist sends report attributes through execnet)."""
         return {"case_id": self.case_id, "section": self.section, "family": self.family,
-                "variant": {str(k): plain_value(v) for k, v in self.variant.items()}}
+                "variant": {str(k): plain_value(v) for k, v in self.variant.items()},
+                "sections": list(self.sections), "statements": list(self.statements)}
 
 
 def case_identity(nodeid: str, user_properties: Iterable[tuple[str, Any]] = (),
@@ -72,8 +81,20 @@ def case_identity(nodeid: str, user_properties: Iterable[tuple[str, Any]] = (),
     for extra in (marker.get("variant"), props.get("variant")):
         if isinstance(extra, Mapping):
             variant.update(extra)
-    return CaseIdentity(pick("case_id", None, nodeid), pick("section", "SECTION", ""),
-                        pick("family", "FAMILY", ""), variant)
+    section = pick("section", "SECTION", "")
+    lists = {key: _first_list(props.get(key), marker.get(key)) for key in _LIST_KEYS}
+    sections = lists["sections"]
+    if section and sections and sections[0] != section:   # the own section always leads
+        sections = (section,) + tuple(s for s in sections if s != section)
+    return CaseIdentity(pick("case_id", None, nodeid), section, pick("family", "FAMILY", ""), variant, sections,
+                        lists["statements"])
+
+
+def _first_list(*sources: Any) -> tuple[str, ...]:
+    for source in sources:
+        if isinstance(source, (list, tuple)) and source:
+            return tuple(str(s) for s in source)
+    return ()
 
 
 def item_identity(item: pytest.Item) -> CaseIdentity:

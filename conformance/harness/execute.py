@@ -40,6 +40,7 @@ from conformance.harness.probes import conflict_message, reading_conflicts
 from generators.inputs import NUMERICS
 from generators.inputs.mma import untestable_reason
 from generators.params import Case
+from generators.sections import section_ids_of, statements_of
 
 MMA_FAMILIES = ("mma", "mma.sp", "mma.ws", "mma.ws.sp")
 _SERVICES = pytest.StashKey[dict]()
@@ -86,7 +87,8 @@ def parametrize_cases(metafunc, families: Sequence[str]) -> None:
     params = []
     for xc in execution_cases(metafunc.config, families):
         mark = cts_case(case_id=xc.case_id, section=xc.case.section, family=xc.case.family,
-                        mode=xc.mode, **_variant(xc.case))
+                        sections=section_ids_of(xc.case),
+                        statements=statements_of(xc.case), mode=xc.mode, **_variant(xc.case))
         params.append(pytest.param(xc, id=xc.case_id, marks=mark))
     metafunc.parametrize("xcase", params)
 
@@ -137,8 +139,11 @@ def check_case(xcase: ExecCase, request) -> None:
                                   inputs=run.inputs)
     try:
         compare_case(exp, run.outputs, section_id=case.section, case_id=xcase.case_id, repro=repro)
-        if conflicts:        # the values agree, but they follow a reading this device does not
-            pytest.fail(f"§{case.section} {conflict_message(xcase.case_id, conflicts)}", pytrace=False)
+        if conflicts:
+            # The device follows another reading, but this case's data gives the same values under
+            # both: its result is right whichever reading holds, so it passes (a Fail here would be
+            # a wrong verdict, and would make a case's outcome depend on another case's run).
+            props.append(("spec_question_conflict", conflict_message(xcase.case_id, conflicts)))
         return
     except ComparisonFailure as exc:
         failure = str(exc)

@@ -253,7 +253,38 @@ def _smoke(rows) -> list[Case]:
                 covered |= new
     for fam in dict.fromkeys(family(b.row) for b, _ in picked):
         picked += lbo_set_variant([(b, r) for b, r in picked if family(b.row) == fam])
-    return [make_mma_case(b, r) for b, r in picked]
+    out = [make_mma_case(b, r) for b, r in picked]
+    return out + section_hole_cases(rows, out)
+
+
+def section_hole_cases(rows, have: list[Case]) -> list[Case]:
+    """A few more smoke cases, each exercising a section (generators.sections) the others miss:
+    per Table-39 row every M (data-path layouts, sparsity-metadata layouts by M), and per 4/6-bit
+    A type an A in Tensor Memory (its packing sections); a candidate is kept only if it adds one."""
+    from generators.sections import section_ids_of
+
+    covered = {s for c in have for s in section_ids_of(c)}
+
+    def candidates():
+        for row in rows:
+            combos = T.TYPE_COMBOS[row.kind]
+            for m in row.m:
+                yield Base(row, combos[0], m, row.n[-1]), covering_rows(row)
+            for combo in combos:
+                if T.ELEMENT_BITS[combo.a_type] in (4, 6):
+                    yield Base(row, combo, row.m[-1], row.n[-1]), [r for r in covering_rows(row) if r["a_operand"] == "tmem"]
+
+    out = []
+    for base, options in candidates():
+        r = next((r for r in options if _valid(base, r)), None)
+        if r is None:
+            continue
+        case = make_mma_case(base, r)
+        new = set(section_ids_of(case)) - covered
+        if new:
+            out.append(case)
+            covered |= new
+    return out
 
 
 def _exhaustive_pairs(row: T.ShapeRow) -> list[tuple]:

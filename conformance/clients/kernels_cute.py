@@ -1,0 +1,324 @@
+"""CuTe kernels (CUTLASS 4.2.0.0, the second real client): one-CTA GEMM tiles from CuTe's SM100 UMMA atoms.
+
+Each configuration instantiates ``cts::gemm_1sm<Cfg>`` (``cute/gemm_1sm.cuh``, this project's own
+kernel code over CuTe's public API) with one MMA atom (``SM100_MMA_{F16BF16,TF32,S8,F8F6F4}_{SS,TS}``,
+``cute/arch/mma_sm100_umma.hpp``), the shared-memory layout atoms of A and B (``UMMA::Layout_{K,MN}_
+{INTER,SW32,SW64,SW128}_Atom`` and ``Layout_MN_SW128_32B_Atom``, ``cute/atom/mma_traits_sm100.hpp``)
+and a TMEM load atom for the epilogue (``SM100_TMEM_LOAD_*``, ``cute/arch/copy_sm100.hpp``); the TS
+form writes A to Tensor Memory with a ``SM100_TMEM_STORE_*`` atom.  CuTe builds every descriptor
+(instruction, shared memory), every swizzled address and every TMEM address; nvcc compiles the family
+to one sm_100a PTX module.  Inputs are small integers, so the float64 numpy product is exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from conformance.clients.cute_build import CuteProgram
+from conformance.clients.model import Case, ClientKernel, In, Out
+
+#: element format -> (CuTe type, accumulator CuTe type, output numpy dtype, PTX-ish signature type)
+CUTE_TYPES = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t", "tf32": "cutlass::tfloat32_t",
+              "s8": "int8_t", "u8": "uint8_t", "e4m3": "cutlass::float_e4m3_t", "e5m2": "cutlass::float_e5m2_t",
+              "e2m1": "cutlass::float_e2m1_t"}
+_ATOM_KIND = {"f16": "F16BF16", "bf16": "F16BF16", "tf32": "TF32", "s8": "S8", "u8": "S8", "e4m3": "F8F6F4",
+              "e5m2": "F8F6F4"}
+#: values every element format holds exactly (kept small: K-long sums stay exact in f32 and s32)
+_VALUES = {"u8": np.arange(0, 4)}
+_SIGNED = np.arange(-3, 4)
+
+
+def codes(fmt: str, x: np.ndarray) -> np.ndarray:
+    """Raw element codes of exactly representable values (e2m1 packed two a byte, low nibble first)."""
+    from reference.formats import encode
+
+    c = encode(fmt, x.astype(np.float64))
+    if fmt == "e2m1":
+        c = (c[..., 0::2] & 0xF) | ((c[..., 1::2] & 0xF) << 4)
+        return c.astype(np.uint8)
+    return c
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """One ``gemm_1sm`` configuration: C[M,N] = A[M,K] B[N,K]^T."""
+
+    name: str
+    ta: str
+    tb: str
+    m: int
+    n: int
+    k: int
+    ma: str = "K"                # "K" | "MN"
+    mb: str = "K"
+    swa: str = "SW128"           # INTER | SW32 | SW64 | SW128 | SW128_32B (MN only)
+    swb: str = "SW128"
+    load: str = "32dp32b8x"      # SM100_TMEM_LOAD_<load>
+    ts: bool = False             # A in Tensor Memory
+    store: str = "32dp32b8x"     # SM100_TMEM_STORE_<store> (TS: writes A)
+    pair: bool = False           # cta_group::2 (the 2x1SM atom, a cluster of 2 CTAs; gemm_2sm)
+
+    @property
+    def entry(self) -> str:
+        return "cute_" + self.name.replace(".", "_")
+
+    @property
+    def acc(self) -> str:
+        return "int32_t" if self.ta in ("s8", "u8") else "float"
+
+    def cpp(self) -> str:
+        """The configuration struct and its ``extern "C"`` kernel."""
+        ta, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb]
+        major = {"K": "UMMA::Major::K", "MN": "UMMA::Major::MN"}
+        form = ("2x1SM_" if self.pair else "") + ("TS" if self.ts else "SS")
+        mma = mma_type(_ATOM_KIND[self.ta], form, ta, tb, self.acc, self.m, self.n, major[self.ma], major[self.mb])
+        body = "gemm_2sm" if self.pair else "gemm_1sm"
+        acc_cols = self.n
+        return "\n".join([
+            f"struct Cfg_{self.entry} {{",
+            f"  using TA = {ta}; using TB = {tb}; using TC = {self.acc};",
+            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, A_COL = {acc_cols};",
+            f"  static constexpr UMMA::Major MA = {major[self.ma]}, MB = {major[self.mb]};",
+            f"  static constexpr bool A_TMEM = {'true' if self.ts else 'false'};",
+            f"  using Mma = {mma};",
+            f"  using AtomA = UMMA::Layout_{self.ma}_{self.swa}_Atom<TA>;",
+            f"  using AtomB = UMMA::Layout_{self.mb}_{self.swb}_Atom<TB>;",
+            f"  using Load = SM100_TMEM_LOAD_{self.load};",
+            f"  using StoreA = SM100_TMEM_STORE_{self.store};",
+            "};",
+            f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, void* c) '
+            f"{{ cts::{body}<Cfg_{self.entry}>(a, b, c); }}",
+        ])
+
+    def make_case(self, rng: np.random.Generator) -> Case:
+        va, vb = _VALUES.get(self.ta, _SIGNED), _VALUES.get(self.tb, _SIGNED)
+        a = rng.choice(va, (self.m, self.k))
+        b = rng.choice(vb, (self.n, self.k))
+        out = np.int32 if self.acc == "int32_t" else np.float32
+        want = (a.astype(np.float64) @ b.T.astype(np.float64)).astype(out)
+        a_mem = a if self.ma == "K" else a.T
+        b_mem = b if self.mb == "K" else b.T
+        return Case((In(codes(self.ta, np.ascontiguousarray(a_mem))), In(codes(self.tb, np.ascontiguousarray(b_mem))),
+                     Out("c", (self.m, self.n), out)), (1, 1, 1), {"c": want})
+
+    def families(self) -> tuple[str, ...]:
+        return ("mma_cta_pair", "mma", "tmem", "pipeline") if self.pair else ("mma", "tmem", "pipeline")
+
+
+HEADER = "gemm_1sm.cuh"
+
+
+def mma_type(kind: str, form: str, ta: str, tb: str, tc: str, m: int, n: int, ma: str, mb: str) -> str:
+    """The MMA atom as ``make_tiled_mma`` takes it.  CuTe 4.2.0 declares ``SM100_MMA_F8F6F4_SS`` and
+    ``SM100_MMA_F8F6F4_2x1SM_SS`` without template parameters: their types ride on ``MMA_Traits``."""
+    if kind == "F8F6F4" and form in ("SS", "2x1SM_SS"):
+        one = "integral_constant<UMMA::ScaleIn, UMMA::ScaleIn::One>"
+        return (f"MMA_Atom<MMA_Traits<SM100_MMA_F8F6F4_{form}, {ta}, {tb}, {tc}, C<{m}>, C<{n}>, "
+                f"integral_constant<UMMA::Major, {ma}>, integral_constant<UMMA::Major, {mb}>, {one}, {one}>>")
+    return f"SM100_MMA_{kind}_{form}<{ta}, {tb}, {tc}, {m}, {n}, {ma}, {mb}>"
+
+
+def _kernel(g: Gemm, program: CuteProgram) -> ClientKernel:
+    sig = {"a": "*u8", "b": "*u8", "c": "*fp32" if g.acc == "float" else "*i32"}
+    return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
+                        num_warps=4, num_stages=1, num_ctas=2 if g.pair else 1)
+
+
+def _family(name: str, gemms: list[Gemm], arch: int = 100, header: str = HEADER) -> list[ClientKernel]:
+    program = CuteProgram(name, header, tuple(g.cpp() for g in gemms), arch)
+    return [_kernel(g, program) for g in gemms]
+
+
+def ss_gemms() -> list[Gemm]:
+    G = Gemm
+    return [
+        # kind::f16: every K-major swizzle, MN-major A and B, M 64/128, TMEM load shapes
+        G("f16_ss_m128n64k64_k_sw128", "f16", "f16", 128, 64, 64),
+        G("f16_ss_m128n64k64_k_inter", "f16", "f16", 128, 64, 64, swa="INTER", swb="INTER"),
+        G("f16_ss_m128n64k64_k_sw32", "f16", "f16", 128, 64, 64, swa="SW32", swb="SW32"),
+        G("f16_ss_m128n64k64_k_sw64", "f16", "f16", 128, 64, 64, swa="SW64", swb="SW64"),
+        G("f16_ss_m128n64k32_mn_inter", "f16", "f16", 128, 64, 32, ma="MN", mb="MN", swa="INTER", swb="INTER"),
+        G("f16_ss_m128n64k32_mn_sw32", "f16", "f16", 128, 64, 32, ma="MN", mb="MN", swa="SW32", swb="SW32"),
+        G("f16_ss_m128n64k32_mn_sw64", "f16", "f16", 128, 64, 32, ma="MN", mb="MN", swa="SW64", swb="SW64"),
+        G("f16_ss_m128n64k32_mn_sw128", "f16", "f16", 128, 64, 32, ma="MN", mb="MN"),
+        # (16-bit MN-major with Layout_MN_SW128_32B_Atom compiles, but Table 52 forbids it: finding K1)
+        G("bf16_ss_m128n128k64_amn_bk", "bf16", "bf16", 128, 128, 64, ma="MN", load="32dp32b16x"),
+        G("bf16_ss_m128n256k64", "bf16", "bf16", 128, 256, 64, load="32dp32b32x"),
+        G("f16_ss_m64n64k64", "f16", "f16", 64, 64, 64, load="16dp256b1x"),
+        G("f16_ss_m64n128k64_16dp128b", "f16", "f16", 64, 128, 64, load="16dp128b2x"),
+        G("f16_ss_m64n64k64_16dp64b", "f16", "f16", 64, 64, 64, load="16dp64b4x"),
+        G("f16_ss_m64n32k64_16dp32b", "f16", "f16", 64, 32, 64, load="16dp32b4x"),
+        # kind::tf32
+        G("tf32_ss_m128n64k32", "tf32", "tf32", 128, 64, 32),
+        G("tf32_ss_m128n64k16_mn_sw128_32b", "tf32", "tf32", 128, 64, 16, ma="MN", mb="MN", swa="SW128_32B",
+          swb="SW128_32B"),
+        G("tf32_ss_m64n32k16_k_sw32", "tf32", "tf32", 64, 32, 16, swa="SW32", swb="SW32", load="16dp256b1x"),
+        # kind::i8 (s8/u8 -> s32), MN-major
+        G("s8_ss_m128n64k128", "s8", "s8", 128, 64, 128),
+        G("u8_s8_ss_m128n64k64_mn_sw64", "u8", "s8", 128, 64, 64, ma="MN", mb="MN", swa="SW64", swb="SW64"),
+        # kind::f8f6f4 (e4m3, e5m2), MN-major
+        G("e4m3_ss_m128n64k128", "e4m3", "e4m3", 128, 64, 128),
+        G("e5m2_e4m3_ss_m128n128k64_mn", "e5m2", "e4m3", 128, 128, 64, ma="MN", mb="MN", load="32dp32b4x"),
+    ]
+
+
+def ts_gemms() -> list[Gemm]:
+    G = Gemm
+    return [
+        G("f16_ts_m128n64k64", "f16", "f16", 128, 64, 64, ts=True),
+        G("bf16_ts_m128n128k64_bmn", "bf16", "bf16", 128, 128, 64, ts=True, mb="MN", store="32dp32b4x"),
+        G("tf32_ts_m128n64k32", "tf32", "tf32", 128, 64, 32, ts=True),
+        G("s8_ts_m128n64k128", "s8", "s8", 128, 64, 128, ts=True),
+        G("e4m3_ts_m128n64k128", "e4m3", "e4m3", 128, 64, 128, ts=True),
+    ]
+
+
+
+
+# ----------------------------------------------------------------------------------------------
+# block-scaled kinds: scale factors tcgen05.cp'd by CuTe UTCCP atoms (cute/gemm_bs.cuh)
+
+#: UTCCP atom -> its source rows; source row i lands in lanes i (and its broadcast copies), and holds
+#: the 32-row scale-factor image's row i % 32 (every lane quarter must hold the same factors, §9.7.16.10.7)
+UTCCP_ROWS = {"128dp128bit": 128, "4x32dp128bit": 32, "2x64dp128bitlw0213": 64, "2x64dp128bitlw0123": 64}
+
+
+@dataclass(frozen=True)
+class Scaled:
+    """One ``gemm_bs`` configuration: C[128,N] = (A*SFA)(B*SFB)^T, A and B K-major."""
+
+    name: str
+    ta: str
+    tb: str
+    n: int
+    k: int
+    vs: int = 32                 # scale vector size (block32 / block16)
+    sf: str = "ue8m0"            # ue8m0 | ue4m3
+    cpa: str = "128dp128bit"     # SM100_UTCCP_<cpa>_1cta copies SFA
+    cpb: str = "128dp128bit"
+    swa: str = "SW128"
+    swb: str = "SW128"
+    load: str = "32dp32b8x"
+    m: int = 128
+
+    @property
+    def entry(self) -> str:
+        return "cute_" + self.name.replace(".", "_")
+
+    @property
+    def fp4(self) -> bool:
+        return self.ta == "e2m1" and self.tb == "e2m1"
+
+    @property
+    def kblock(self) -> int:
+        return 64 if self.fp4 else 32
+
+    def cpp(self) -> str:
+        ta, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb]
+        tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
+        k = "UMMA::Major::K"
+        if self.fp4:
+            mma = f"SM100_MMA_MXF4_SS<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {self.vs}, {k}, {k}>"
+        else:
+            mma = f"SM100_MMA_MXF8F6F4_SS<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {k}, {k}>"
+        return "\n".join([
+            f"struct Cfg_{self.entry} {{",
+            f"  using TA = {ta}; using TB = {tb}; using TSF = {tsf};",
+            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, SPB = {self.kblock // self.vs};",
+            f"  static constexpr int SFA_ROWS = {UTCCP_ROWS[self.cpa]}, SFB_ROWS = {UTCCP_ROWS[self.cpb]};",
+            f"  using Mma = {mma};",
+            f"  using AtomA = UMMA::Layout_K_{self.swa}_Atom<TA>;",
+            f"  using AtomB = UMMA::Layout_K_{self.swb}_Atom<TB>;",
+            f"  using CpA = SM100_UTCCP_{self.cpa}_1cta;",
+            f"  using CpB = SM100_UTCCP_{self.cpb}_1cta;",
+            f"  using Load = SM100_TMEM_LOAD_{self.load};",
+            "};",
+            f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
+            f"void const* sfa, void const* sfb, void* c) {{ cts::gemm_bs<Cfg_{self.entry}>(a, b, sfa, sfb, c); }}",
+        ])
+
+    def _scales(self, rng, rows: int, cp: str):
+        """(scale values [rows, K // vs], the UTCCP source bytes [source rows, 16]): row r's factor t is
+        byte t of column r // 32 at lane r % 32, i.e. byte 4 * (r // 32) + t of 32-row image row r % 32."""
+        per_row = self.k // self.vs
+        if per_row > 4:
+            raise ValueError(f"{self.name}: K / vs expects at most 4 scale factors a row (one column), but got {per_row}")
+        e = rng.integers(-1, 2, (rows, per_row))
+        code = (e + 127) if self.sf == "ue8m0" else ((e + 7) << 3)
+        image = np.zeros((32, 16), dtype=np.uint8)
+        for r in range(rows):
+            image[r % 32, 4 * (r // 32):4 * (r // 32) + per_row] = code[r]
+        src = image[np.arange(UTCCP_ROWS[cp]) % 32]
+        return 2.0 ** e, src
+
+    def make_case(self, rng: np.random.Generator) -> Case:
+        a = rng.integers(-3, 4, (self.m, self.k))
+        b = rng.integers(-3, 4, (self.n, self.k))
+        sa, sa_src = self._scales(rng, self.m, self.cpa)
+        sb, sb_src = self._scales(rng, self.n, self.cpb)
+        a_s = a * np.repeat(sa, self.vs, axis=1)
+        b_s = b * np.repeat(sb, self.vs, axis=1)
+        want = (a_s @ b_s.T).astype(np.float32)
+        return Case((In(codes(self.ta, a)), In(codes(self.tb, b)), In(sa_src), In(sb_src),
+                     Out("c", (self.m, self.n), np.float32)), (1, 1, 1), {"c": want})
+
+    def families(self) -> tuple[str, ...]:
+        return ("mma_block_scale", "tcgen05_cp", "tmem", "pipeline")
+
+
+def _scaled_kernel(g: Scaled, program: CuteProgram) -> ClientKernel:
+    sig = {"a": "*u8", "b": "*u8", "sfa": "*u8", "sfb": "*u8", "c": "*fp32"}
+    return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
+                        num_warps=4, num_stages=1)
+
+
+def scaled_gemms() -> list[Scaled]:
+    S = Scaled
+    return [
+        S("mxf8_e4m3_m128n128k32_cp128x128b", "e4m3", "e4m3", 128, 32, swa="SW32", swb="SW32"),
+        S("mxf8_e4m3_e5m2_m128n64k128_cp128x128b", "e4m3", "e5m2", 64, 128),
+        S("mxf8_e4m3_m128n128k128_cp32x128b_warpx4", "e4m3", "e4m3", 128, 128, cpa="4x32dp128bit",
+          cpb="4x32dp128bit"),
+        S("mxf8_e4m3_m128n128k64_cp32x128b_warpx4", "e4m3", "e4m3", 128, 64, cpa="4x32dp128bit",
+          cpb="4x32dp128bit", swa="SW64", swb="SW64"),
+        S("mxf8_e5m2_m128n128k64_cp64x128b_02_13", "e5m2", "e5m2", 128, 64, cpa="2x64dp128bitlw0213",
+          cpb="2x64dp128bitlw0213", swa="SW64", swb="SW64"),
+        S("mxf8_e4m3_m128n128k64_cp64x128b_01_23", "e4m3", "e4m3", 128, 64, cpa="2x64dp128bitlw0123",
+          cpb="2x64dp128bitlw0123", swa="SW64", swb="SW64"),
+        S("mxf4_m128n128k128_cp128x128b", "e2m1", "e2m1", 128, 128, swa="SW64", swb="SW64"),
+        S("mxf4_m128n64k128_cp32x128b_warpx4", "e2m1", "e2m1", 64, 128, cpb="4x32dp128bit", swa="SW64",
+          swb="SW64"),
+        S("nvf4_ue4m3_m128n128k64_cp128x128b", "e2m1", "e2m1", 128, 64, vs=16, sf="ue4m3", swa="SW32", swb="SW32"),
+        S("nvf4_ue8m0_m128n64k64_cp64x128b_01_23", "e2m1", "e2m1", 64, 64, vs=16, cpa="2x64dp128bitlw0123",
+          swa="SW32", swb="SW32"),
+    ]
+
+
+def ld_gemms() -> list[Gemm]:
+    """TMEM load atoms of every shape and several .num, over one f16 tile (no-swizzle operands)."""
+    G = Gemm
+    m128 = [("32dp32b1x", 64), ("32dp32b2x", 64), ("32dp32b16x", 64), ("32dp32b64x", 64), ("32dp32b128x", 128)]
+    m64 = [("16dp256b4x", 64), ("16dp128b8x", 64), ("16dp64b16x", 64), ("16dp32b2x", 64), ("16dp256b2x", 128)]
+    return ([G(f"f16_ld_m128n{n}k32_{ld}", "f16", "f16", 128, n, 32, swa="INTER", swb="INTER", load=ld) for ld, n in m128]
+            + [G(f"f16_ld_m64n{n}k32_{ld}", "f16", "f16", 64, n, 32, swa="INTER", swb="INTER", load=ld) for ld, n in m64])
+
+
+def pair_gemms() -> list[Gemm]:
+    """cta_group::2 (``SM100_MMA_*_2x1SM_SS``) for the kinds Triton reaches only with f16."""
+    G = Gemm
+    return [
+        G("tf32_2sm_m256n128k32", "tf32", "tf32", 256, 128, 32, pair=True),
+        G("f16_2sm_m256n64k64", "f16", "f16", 256, 64, 64, pair=True),
+        G("s8_2sm_m256n128k128", "s8", "s8", 256, 128, 128, pair=True),
+        G("e4m3_2sm_m256n64k128", "e4m3", "e4m3", 256, 64, 128, pair=True),
+        G("f16_2sm_m128n64k64", "f16", "f16", 128, 64, 64, pair=True, load="16dp256b1x"),
+    ]
+
+
+def configs() -> list[ClientKernel]:
+    scaled = CuteProgram("cute_bs", "gemm_bs.cuh", tuple(g.cpp() for g in scaled_gemms()))
+    return (_family("cute_ss", ss_gemms()) + _family("cute_ts", ts_gemms()) + _family("cute_ld", ld_gemms())
+            + _family("cute_2sm", pair_gemms(), header="gemm_2sm.cuh")
+            + [_scaled_kernel(g, scaled) for g in scaled_gemms()])
