@@ -198,7 +198,8 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          "CuTe oracle: 2x1SM MMA_ScaleFactor puts all N SFB columns in every CTA (docs/clients-cute.md CU6)"]),
         ("split", "each CTA's SFB holds its own N/2 columns (CTA 0: 0..N/2-1, CTA 1: N/2..N-1) at the same address",
          ["Gluon TensorMemoryScalesLayout(cga_layout=[[1, 0]])", "docs/clients.md C3"]),
-     ], "lead", "kind::mxf8f6f4 cta_group::2 M=256 N=128 with different SFB in the two CTAs",
+     ], "lead", "kind::mxf8f6f4 cta_group::2 M=256 N=256, SFB placed once as each reading says (lead: all N in both "
+                "CTAs; split: N/2 per CTA)",
        ["docs/clients.md C3", "issue 16 (SFB under cta_group::2)"]),
     _q("Q-DESC-53-60", "Shared memory descriptor bits 53-60: 'Fixed constant value of 0xb00000000'", ["9.7.16.4.1"], [
         ("zero", "the field is 0 (the hex prefix is a typo for eight zero bits); bits 46-48 hold the constant 0b001",
