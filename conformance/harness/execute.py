@@ -147,7 +147,8 @@ def check_case(xcase: ExecCase, request) -> None:
         exp = expected(case, run.inputs, numerics=numerics, mode=xcase.mode)
     except OracleError as exc:
         pytest.fail(f"§{case.section} {xcase.case_id}: expected-value step: {exc}", pytrace=False)
-    conflicts = reading_conflicts(request.config, device, case)
+    conflicts = reading_conflicts(request.config, device, case, mode=xcase.mode, numerics=numerics,
+                                  inputs=run.inputs)
     try:
         compare_case(exp, run.outputs, section_id=case.section, case_id=xcase.case_id, repro=repro)
         if conflicts:

@@ -424,7 +424,9 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
         tmem["meta"] = _row_region(layout, cells, cg, rng, lane)
     if op.block_scaled:
         tmem["sfa"] = [_scale_region(logical.scale_a[c * mc:(c + 1) * mc], op.a_scale_id, rng) for c in range(cg)]
-        tmem["sfb"] = [_scale_region(logical.scale_b.T, op.b_scale_id, rng)] * cg
+        parts = TO.scale_b_parts(op.n, cg)          # spec question Q-SFB-2CTA: all N in each CTA, or halves
+        sfb = [_scale_region(logical.scale_b.T[first:first + ncols], op.b_scale_id, rng) for _, first, ncols in parts]
+        tmem["sfb"] = sfb * cg if len(sfb) == 1 else sfb
     cols = FIXED_COLUMNS
     if placed:
         cols = tmem_columns({k: v[0].shape[1] for k, v in tmem.items()}, rng)

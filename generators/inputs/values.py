@@ -16,9 +16,12 @@ Pools (values, not codes; every one is exact in every operand format of its kind
 
 Subnormal values of a format are left out (0.5 is subnormal in e2m1 and e2m3: the spec model
 leaves subnormal inputs open). Zero is never drawn for floating-point A/B (the sign of an all-zero sum is the one place IEEE and the published
-hardware model differ), nor -0 for C. tf32 codes get random bits in their low 13 container bits
+hardware model differ), nor -0 for C. tf32 codes get random bits in their low 12 container bits
 when ``tf32_noise`` is set: the format has 10 mantissa bits, the container's low 13 are not part of
-the value (shared/spec/NOTES.md item 10; ``reference.formats`` ignores them on decode).
+the value (shared/spec/NOTES.md item 10; ``reference.formats`` ignores them on decode). Bit 12 (half
+a tf32 unit) stays clear, so the value is the same under both readings of spec question
+``Q-TF32-TRUNC`` (truncated, or rounded to nearest): exact by construction either way; the probe
+of that question (``generators.probes``) sets bit 12.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from reference import formats as F
 
 WIDE = (0.5, 1.0, 1.5, 2.0, 3.0)
 NARROW = (0.5, 1.0, 1.5, 2.0)
+TF32_HALF_UNIT = 1 << 12           # half of a tf32 unit in the last place of its f32 container
 C_GRID = 0.25                      # accumulator values: multiples of 1/4
 INT_POOLS = {"u8": (0, 255), "s8": (-128, 127), "u4": (0, 15), "s4": (-8, 7)}     # full ranges
 SCALE_VALUES = {"ue8m0": (0.5, 1.0, 2.0), "ue4m3": (0.5, 1.0, 2.0)}
@@ -63,7 +67,7 @@ def element_codes(fmt: str, values, rng: np.random.Generator | None = None, *, t
         raise ValueError(f"value pool expects values exact in {fmt}, but got {bad[:4].tolist()}")
     codes = F.encode(fmt, vals).astype(np.uint64)
     if fmt == "tf32" and tf32_noise and rng is not None:
-        codes |= rng.integers(0, 1 << 13, size=codes.shape).astype(np.uint64)
+        codes |= rng.integers(0, TF32_HALF_UNIT, size=codes.shape).astype(np.uint64)
     return codes
 
 
