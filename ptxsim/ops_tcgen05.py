@@ -334,6 +334,8 @@ def compile_wait(ins, q, k):
         require_full_warps(m, s, ins.opcode)
         if stores:       # loads complete at issue (their registers are written then)
             tensor_core(m).wait_stores(s.idx)
+        elif m.hz is not None:
+            m.hz.on_wait_ld(s)
     return run
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptxsim.compiler import register_names
 from ptxsim.errors import SimError
 from ptxsim.ops_ctrl import require_full_warps
 from ptxsim.ops_tcgen05 import U32, sync_aligned, tensor_core
@@ -161,6 +162,8 @@ def compile_ld(ins, q, k):
     _, taddr = k.address(ops[fixed - 1])
     fmap = _spec(lambda: fragment_array(shape, num, pack=pack, half_split=half, op="ld"))
     ctx = dict(shape=shape, num=num, pack=pack, instr=ins.text)
+    rows = k.ld_rows_of(register_names(ops[:2] if red else ops[:1]))     # hazard rule wait-ld
+    index = k.index_of[id(ins)]
 
     def run(m, s):
         tc = tensor_core(m)
@@ -175,6 +178,8 @@ def compile_ld(ins, q, k):
         if red:
             redval = np.array([reduce_lane(row, op, dtype, abs_=abs_, nan=nan) for row in values], dtype=np.uint32)
             w_red(m, s, redval)
+        if m.hz is not None:
+            m.hz.on_ld(s, rows, index)
     return run
 
 
