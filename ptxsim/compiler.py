@@ -192,12 +192,13 @@ class KernelProgram:
             raise Unsupported(f"no simulator handler for instruction {ins.opcode}")
         n, handler = found
         q = Quals(ins.parts[n:])
+        self._writes = set()                   # destination registers the handler asks writers for
         result = handler(ins, q, self)
         q.done()
         op = result if isinstance(result, Op) else Plain(result)
         op.instr = ins
         if isinstance(op, Plain) and self._ld_row:
-            rows = self.ld_rows_of(register_names(ins.operands))
+            rows = self.ld_rows_of(self._writes)
             if rows.size:
                 op.fn = _ld_checked(op.fn, rows, ins)
         if ins.guard is not None:
@@ -281,6 +282,7 @@ class KernelProgram:
             return self.pred_writer(op)
         if not isinstance(op, Name) or op.text not in self.regs:
             raise Unsupported(f"destination {getattr(op, 'text', op)} is not a declared register")
+        self._writes.add(op.text)
         i, rt = self.regs[op.text]
         bits = rt.bits
         if t.bits > bits:
@@ -377,7 +379,7 @@ def _ld_destinations(instrs, regs) -> tuple[str, ...]:
 
 
 def _ld_checked(fn, rows: np.ndarray, ins):
-    """``fn`` preceded by the hazard check of rule wait-ld (it touches tcgen05.ld destinations)."""
+    """``fn`` preceded by the hazard check of rule wait-ld (it overwrites tcgen05.ld destinations)."""
     def run(m, s):
         hz = m.hz
         if hz is not None and hz.ld_any:

@@ -322,6 +322,8 @@ class Machine:
         elif space in ("shared", "shared::cta", "shared::cluster"):
             flat = self._shared_flat(s, addrs, n, what, space == "shared::cluster")
             self.smem.view(dt)[flat // n] = values
+            if self.hz is not None:
+                self.hz.generic_write(s, flat, n)
         elif space == "local":
             self.local.view(dt)[self._local_flat(s, addrs, n, what) // n] = values
         elif space == "param":

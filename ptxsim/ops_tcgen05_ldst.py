@@ -170,6 +170,8 @@ def compile_ld(ins, q, k):
         acc = WarpAccess(m, s, taddr(m, s), "tcgen05.ld")
         lanes, cols = acc.cells(m, fmap, "tmem_ld_map", ctx)
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.ld")
+        if m.hz is not None:
+            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.ld", write=False)
         values = tc.tmem[acc.cta[:, None], lanes, cols]
         if pack:
             values = (values[:, 0::2] & np.uint32(0xFFFF)) | ((values[:, 1::2] & np.uint32(0xFFFF)) << np.uint32(16))
@@ -180,6 +182,7 @@ def compile_ld(ins, q, k):
             w_red(m, s, redval)
         if m.hz is not None:
             m.hz.on_ld(s, rows, index)
+            m.hz.after_ld(s, acc.cta, lanes, cols, index)
     return run
 
 
@@ -198,6 +201,7 @@ def compile_st(ins, q, k):
     srcs = [k.reader(r, U32) for r in k.vector(ops[-1], nregs)]
     fmap = _spec(lambda: fragment_array(shape, num, pack=unpack, half_split=half, op="st"))
     ctx = dict(shape=shape, num=num, unpack=unpack, instr=ins.text)
+    index = k.index_of[id(ins)]
 
     def run(m, s):
         tc = tensor_core(m)
@@ -210,5 +214,8 @@ def compile_st(ins, q, k):
             regs = halves
         lanes, cols = acc.cells(m, fmap, "tmem_st_map", ctx)
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.st")
+        if m.hz is not None:
+            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.st", write=True)
+            m.hz.after_st(s, acc.cta, lanes, cols, index)
         tc.issue_stores(np.repeat(s.idx[acc.starts], acc.sizes), acc.cta[:, None], lanes, cols, regs)
     return run

