@@ -58,11 +58,13 @@ def _client_device(request):
     if device is None or getattr(device, "kind", "none") == "none":
         pytest.skip("NotSupported: needs sm_100a, found none")
     if kind == "sim":          # a traced simulator per case, with the session's faults
+        from conformance.harness.device_sim import hazards_from_environment
         from ptxsim import SimDevice
 
         # Triton orders tcgen05 work across threads by mbarrier/bar.sync without the tcgen05 fences
         # (docs/sim.md "Hazard checker", triage): that one rule is waived for the corpus
-        return SimDevice(device.sim.faults.faults, trace=True, waive_hazards=("tcgen05-fence",))
+        return SimDevice(device.sim.faults.faults, trace=True, hazards=hazards_from_environment(),
+                         waive_hazards=("tcgen05-fence",))
     from conformance.clients.cuda import client_device
 
     return client_device(device)

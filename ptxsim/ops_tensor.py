@@ -355,6 +355,8 @@ def _compile_store(ins, q, k, ndim: int, op: str | None):
             _check_copyable(t, ndim, what)
             cta, off = divmod(int(sflat[j]), m.smem_bytes)
             flat = cta * m.smem_bytes + _shared_layout(m, t, off + SHARED_BASE, what) - SHARED_BASE
+            if m.hz is not None:        # the async proxy reads the source: generic writes need a proxy fence
+                m.hz.async_read(thread, np.unique(np.asarray(flat, dtype=np.int64) >> 4), ins)
             eng.open.setdefault(thread, []).append(_store_op(m, t, coords[j].copy(), flat, op))
         m.epoch += 1
     return run
