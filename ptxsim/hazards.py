@@ -83,6 +83,10 @@ class Hazards:
         self.g_fenced = np.zeros(g, dtype=np.int32)        # epoch of the writer's fence.proxy.async (0: none)
         self.g_time = np.zeros(g, dtype=np.int64)          # step of the last write (any proxy)
         self.g_index = np.zeros(g, dtype=np.int32)
+        self.g_reader = np.zeros(g, dtype=np.int64)        # committer + 1 of the last async-proxy read (mma/cp)
+        self.g_rcount = np.zeros(g, dtype=np.int32)        # its commit count
+        self.g_rindex = np.zeros(g, dtype=np.int32)        # the reading instruction
+        self.any_reads = False
         self.dirty: list[np.ndarray] = []                  # granules with an unfenced generic write
         self.effect = None                                 # the asynchronous effect running now
 
@@ -441,7 +445,12 @@ class Hazards:
             return
         ins = _instr(self.m, e.index)
         if e.granules:
-            self.async_read(e.thread, np.unique(np.concatenate(e.granules)), ins, e.vc[0], e.time)
+            g = np.unique(np.concatenate(e.granules))
+            self.async_read(e.thread, g, ins, e.vc[0], e.time)
+            self.g_reader[g] = committer + 1
+            self.g_rcount[g] = self.clocks.commits[committer]
+            self.g_rindex[g] = e.index
+            self.any_reads = True
         lo, hi = e.cols
         if hi > lo:
             for cta in e.ctas.tolist():
@@ -465,6 +474,8 @@ class Hazards:
         thr = np.broadcast_to(s.idx.reshape(-1, 1), first.shape)
         g = np.concatenate([first.ravel(), last.ravel()])
         t = np.concatenate([thr.ravel(), thr.ravel()])
+        if self.any_reads:
+            self._after_reads(g, t, ins if ins is not None else m.prog.code[m.current_pc].instr)
         self.g_writer[g] = t + 1
         self.g_epoch[g] = self.clocks.own[t]
         self.g_fenced[g] = 0
@@ -473,6 +484,32 @@ class Hazards:
         self.dirty.append(g)
         if len(self.dirty) > 64:
             self.dirty = [np.unique(np.concatenate(self.dirty))]
+
+    def _after_reads(self, g: np.ndarray, t: np.ndarray, ins) -> None:
+        """Writes by threads ``t`` to granules ``g`` must follow the completion of every mma/cp that
+        read them, as observed through the commit's mbarrier (directly or by synchronization)."""
+        r = self.g_reader[g] - 1
+        has = r >= 0
+        if not has.any():
+            return
+        c = self.clocks
+        g, t, r = g[has], t[has], r[has]
+        ok = c.vc[t, c.D + c.lt[r]] >= self.g_rcount[g]
+        if not ok.all():
+            j = int(np.flatnonzero(~ok)[0])
+            raise hazard("smem-overwrite", SEC_PROXY, _instr(self.m, int(self.g_rindex[g[j]])), ins,
+                         _threads(self.m, [int(t[j])]), "shared memory an asynchronous tcgen05 operation reads is "
+                         "overwritten before the writing thread observed its completion (tcgen05.commit -> "
+                         "mbarrier wait)")
+
+    def async_dest(self, thread: int, dsts, ins) -> None:
+        """A bulk/TMA copy issued by ``thread`` will write ``dsts`` (slices or flat byte indices)."""
+        if not self.any_reads:
+            return
+        parts = [np.arange(d.start >> 4, (d.stop + 15) >> 4) if isinstance(d, slice)
+                 else np.unique(np.asarray(d, dtype=np.int64) >> 4) for d in dsts]
+        g = np.unique(np.concatenate(parts))
+        self._after_reads(g, np.full(g.size, thread), ins)
 
     def async_write(self, dst) -> None:
         """The async proxy (bulk copy, TMA load) wrote shared bytes ``dst`` (a slice or flat indices)."""

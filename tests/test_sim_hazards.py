@@ -82,3 +82,12 @@ def test_waived_rule_is_not_reported():
     dev = SimDevice(waive_hazards=("tcgen05-fence",))
     out = run_kernel(dev, without(CROSS, "after"), "cross", 32, block=(160, 1, 1))
     np.testing.assert_array_equal(out, np.arange(32))
+
+
+def test_shared_operand_overwritten_before_the_commit_was_observed():
+    commit = "    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];\n"
+    early = PROXY.replace(commit, commit + "    st.shared.u32 [%r6], %r1;\n")
+    expect_hazard(early, "proxy", "smem-overwrite", "tcgen05.cp", "st.shared", block=(128, 1, 1))
+    wait = "    @!%p3 bra WAIT;                                                      // @wait\n"
+    late = PROXY.replace(wait, wait + "    st.shared.u32 [%r6], %r1;\n")
+    run_kernel(SimDevice(), late, "proxy", 128, block=(128, 1, 1))
