@@ -90,6 +90,11 @@ class Hazards:
         self.dirty: list[np.ndarray] = []                  # granules with an unfenced generic write
         self.effect = None                                 # the asynchronous effect running now
 
+    def _report(self, rule: str, *args) -> None:
+        """Raise the :func:`hazard` unless ``rule`` is waived (``SimDevice(waive_hazards=...)``)."""
+        if rule not in self.waived:
+            raise hazard(rule, *args)
+
     # -- rule wait-ld --------------------------------------------------------------------------------
 
     def check_regs(self, s, rows: np.ndarray, ins) -> None:
@@ -102,7 +107,7 @@ class Hazards:
         row = int(rows[r])
         ld = self.m.prog.instrs[int(self.ld_from[row, t])]
         name = self.m.prog.ld_rows[row]
-        raise hazard("wait-ld", SEC_PIPE, ld, ins, _threads(self.m, s.idx[pend.any(axis=0)]),
+        self._report("wait-ld", SEC_PIPE, ld, ins, _threads(self.m, s.idx[pend.any(axis=0)]),
                      f"register {name}, the destination of a tcgen05.ld, is overwritten before the thread's "
                      f"tcgen05.wait::ld (an anti-dependency, §{SEC_REG}; reading it is a true dependency and legal)")
 
@@ -124,13 +129,13 @@ class Hazards:
         for queue in tc.queues.values():
             for p in queue:
                 if int(m.cta_of[p.thread]) in ctas.tolist() and p.hz is not None:
-                    raise hazard("exit-pending", SEC_MBAR, _instr(m, p.hz.index), m.prog.code[m.current_pc].instr,
+                    self._report("exit-pending", SEC_MBAR, _instr(m, p.hz.index), m.prog.code[m.current_pc].instr,
                                  f"CTA {int(m.cta_of[p.thread])}", f"the CTA exits while a tcgen05.{p.kind} it "
                                  "issued has not been tracked to completion by tcgen05.commit")
         pend = self.t_st_pending[ctas]
         if pend.any():
             c_i, q_i, k_i = np.nonzero(pend)
-            raise hazard("exit-pending", SEC_PIPE, _instr(m, int(self.t_index[ctas[c_i[0]], q_i[0], k_i[0]])),
+            self._report("exit-pending", SEC_PIPE, _instr(m, int(self.t_index[ctas[c_i[0]], q_i[0], k_i[0]])),
                          m.prog.code[m.current_pc].instr, f"CTA {int(ctas[c_i[0]])}",
                          "the CTA exits while a tcgen05.st has not been waited for by tcgen05.wait::st")
 
@@ -142,7 +147,7 @@ class Hazards:
             if pend.any():
                 r, j = np.unravel_index(int(np.flatnonzero(pend)[0]), pend.shape)
                 ld = m.prog.instrs[int(self.ld_from[r, int(s.idx[j])])]
-                raise hazard("exit-pending", SEC_PIPE, ld, m.prog.code[m.current_pc].instr,
+                self._report("exit-pending", SEC_PIPE, ld, m.prog.code[m.current_pc].instr,
                              _threads(m, s.idx[pend.any(axis=0)]),
                              "a thread exits with a tcgen05.ld not waited for by tcgen05.wait::ld")
 
@@ -257,15 +262,15 @@ class Hazards:
             first = _instr(m, int(first_index[j]))
             threads = f"{_threads(m, [w])} then {_threads(m, [reader])}"
         if vc[j] >= stamps[j]:
-            raise hazard("tcgen05-fence", SEC_SYNC, first, ins, threads,
+            self._report("tcgen05-fence", SEC_SYNC, first, ins, threads,
                          f"{what} is ordered after the {'completed asynchronous operation' if kinds[j] == 2 else 'tcgen05.st'} "
                          "by thread synchronization alone: the pattern tcgen05.fence::before_thread_sync -> sync -> "
                          "tcgen05.fence::after_thread_sync (§9.7.16.6.4) is incomplete")
         if kinds[j] == 2:
-            raise hazard("async-read", SEC_MBAR, first, ins, threads,
+            self._report("async-read", SEC_MBAR, first, ins, threads,
                          f"{what} reads Tensor Memory written by an asynchronous tcgen05 operation whose completion "
                          "the reading thread has not observed (tcgen05.commit -> mbarrier wait)")
-        raise hazard(rule_cell, SEC_SYNC, first, ins, threads,
+        self._report(rule_cell, SEC_SYNC, first, ins, threads,
                      f"{what} accesses Tensor Memory cells another warp wrote with tcgen05.st, with no "
                      "synchronization between them")
 
@@ -293,7 +298,7 @@ class Hazards:
         if pend.any():
             j = int(np.flatnonzero(pend)[0])
             first = _instr(m, int(self.t_index[cc[j], qq[j], kk[j]]))
-            raise hazard("wait-st", SEC_PIPE, first, ins, _threads(m, s.idx[:1]),
+            self._report("wait-st", SEC_PIPE, first, ins, _threads(m, s.idx[:1]),
                          f"{what} accesses Tensor Memory cells written by a tcgen05.st before that warp's "
                          "tcgen05.wait::st")
         self._pending_ops(cc, kk, ins, what)
@@ -323,7 +328,7 @@ class Hazards:
                 lo, hi = e.cols
                 hit = np.isin(cc, e.ctas) & (kk >= lo) & (kk < hi)
                 if hit.any():
-                    raise hazard("async-write", SEC_MBAR, _instr(self.m, e.index), ins, _threads(self.m, [e.thread]),
+                    self._report("async-write", SEC_MBAR, _instr(self.m, e.index), ins, _threads(self.m, [e.thread]),
                                  f"{what} accesses Tensor Memory columns {lo}..{hi - 1} that an issued "
                                  f"tcgen05.{p.kind} has not completed writing")
 
@@ -332,7 +337,7 @@ class Hazards:
             for w, c, q_, a, b in zip(rwarps.tolist(), rcta.tolist(), rq.tolist(), lo.tolist(), hi.tolist(), strict=True):
                 hit = (cc == c) & (qq == q_) & (kk >= a) & (kk <= b)
                 if hit.any():
-                    raise hazard("wait-ld", SEC_REG, _instr(self.m, index), ins, f"warp {w}",
+                    self._report("wait-ld", SEC_REG, _instr(self.m, index), ins, f"warp {w}",
                                  f"{what} overwrites Tensor Memory that a tcgen05.ld reads before that warp's "
                                  "tcgen05.wait::ld (an anti-dependency)")
 
@@ -385,7 +390,7 @@ class Hazards:
                 if pend.any():
                     q_, k_ = np.nonzero(pend)
                     first = _instr(m, int(self.t_index[cta, q_[0], lo + k_[0]]))
-                    raise hazard("wait-st", SEC_PIPE, first, ins, _threads(m, [thread]),
+                    self._report("wait-st", SEC_PIPE, first, ins, _threads(m, [thread]),
                                  f"{what} reads Tensor Memory cells written by a tcgen05.st before that warp's "
                                  "tcgen05.wait::st")
                 kinds = self.t_kind[cta, :, lo:hi]
@@ -407,16 +412,16 @@ class Hazards:
         self._pending_ops(cc, kk, ins, "tcgen05.dealloc")
         if self.t_st_pending[cta, :, col:col + ncols].any():
             q_, k_ = np.nonzero(self.t_st_pending[cta, :, col:col + ncols])
-            raise hazard("dealloc-pending", SEC_ALLOC, _instr(m, int(self.t_index[cta, q_[0], col + k_[0]])), ins,
+            self._report("dealloc-pending", SEC_ALLOC, _instr(m, int(self.t_index[cta, q_[0], col + k_[0]])), ins,
                          f"CTA {cta}", "tcgen05.dealloc of columns a tcgen05.st has not completed writing "
                          "(no tcgen05.wait::st)")
         for q_ in range(4):
             try:
                 self._pending_lds(cc, np.full(ncols, q_), kk, None, ins, "tcgen05.dealloc")
             except HazardError as exc:
-                raise hazard("dealloc-pending", SEC_ALLOC, exc.first, ins,
+                self._report("dealloc-pending", SEC_ALLOC, exc.first, ins,
                              f"CTA {cta}", "tcgen05.dealloc of columns a tcgen05.ld still reads (no "
-                             "tcgen05.wait::ld)") from None
+                             "tcgen05.wait::ld)")
         self.t_kind[cta, :, col:col + ncols] = 0
 
     # -- asynchronous operations (mma, cp, shift) --------------------------------------------------
@@ -497,7 +502,7 @@ class Hazards:
         ok = c.vc[t, c.D + c.lt[r]] >= self.g_rcount[g]
         if not ok.all():
             j = int(np.flatnonzero(~ok)[0])
-            raise hazard("smem-overwrite", SEC_PROXY, _instr(self.m, int(self.g_rindex[g[j]])), ins,
+            self._report("smem-overwrite", SEC_PROXY, _instr(self.m, int(self.g_rindex[g[j]])), ins,
                          _threads(self.m, [int(t[j])]), "shared memory an asynchronous tcgen05 operation reads is "
                          "overwritten before the writing thread observed its completion (tcgen05.commit -> "
                          "mbarrier wait)")
@@ -530,7 +535,7 @@ class Hazards:
             late = self.g_time[g] > issued
             if late.any():
                 j = int(np.flatnonzero(late)[0])
-                raise hazard("smem-overwrite", SEC_PROXY, ins, _instr(m, int(self.g_index[g[j]])),
+                self._report("smem-overwrite", SEC_PROXY, ins, _instr(m, int(self.g_index[g[j]])),
                              _threads(m, [thread]), "shared memory an issued asynchronous operation still reads "
                              "(it reads at completion) is overwritten before the operation completed")
         w = self.g_writer[g] - 1
@@ -541,7 +546,7 @@ class Hazards:
         unf = self.g_fenced[g] == 0
         if unf.any():
             j = int(np.flatnonzero(unf)[0])
-            raise hazard("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
+            self._report("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
                          f"{_threads(m, [int(w[j])])} then {_threads(m, [thread])}",
                          "the async proxy reads shared memory written through the generic proxy with no "
                          "fence.proxy.async by the writing thread after the write")
@@ -549,7 +554,7 @@ class Hazards:
         late = other & (vc[c.lt[w]] < self.g_fenced[g])
         if late.any():
             j = int(np.flatnonzero(late)[0])
-            raise hazard("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
+            self._report("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
                          f"{_threads(m, [int(w[j])])} then {_threads(m, [thread])}",
                          "the async proxy reads shared memory written (and fenced with fence.proxy.async) by "
                          "another thread, with no synchronization ordering that fence before this instruction")
