@@ -161,7 +161,7 @@ class Hazards:
     def mbar_arrive(self, word: int, threads) -> None:
         st = self.mbar.get(word)
         if st is None:
-            z = np.zeros(2 * self.clocks.D, dtype=np.int32)
+            z = np.zeros(self.clocks.width, dtype=np.int32)
             st = self.mbar[word] = [z, z.copy(), z.copy(), z.copy()]
         if threads is not None and len(threads):
             vc, vt = self.clocks.payload(np.asarray(threads, dtype=np.int64))
@@ -176,9 +176,10 @@ class Hazards:
         if st is None:
             self.mbar_arrive(word, None)
             st = self.mbar[word]
-        col = c.D + int(c.lt[thread])
-        st[0][col] = max(st[0][col], int(c.commits[thread]))
-        st[1][col] = max(st[1][col], int(c.commits[thread]))
+        col = c.D + int(c.lt[thread]) // 32
+        count = int(c.commits[self.m.warp_of[thread]])
+        st[0][col] = max(st[0][col], count)
+        st[1][col] = max(st[1][col], count)
 
     def mbar_phase(self, word: int) -> None:
         st = self.mbar.get(word)
@@ -240,7 +241,7 @@ class Hazards:
         ``reader``'s tcgen05 access: through the tcgen05 clock (fence pattern), else name the gap."""
         c = self.clocks
         m = self.m
-        col = np.where(kinds == 2, c.D, 0) + c.lt[writers]
+        col = np.where(kinds == 2, c.D + c.lt[writers] // 32, c.lt[writers])
         readers = np.broadcast_to(np.asarray(reader), writers.shape)
         vc = c.vc[readers, col] if vc_row is None else vc_row[col]
         vt = c.vt[readers, col] if vt_row is None else vt_row[col]
@@ -453,20 +454,20 @@ class Hazards:
             g = np.unique(np.concatenate(e.granules))
             self.async_read(e.thread, g, ins, e.vc[0], e.time)
             self.g_reader[g] = committer + 1
-            self.g_rcount[g] = self.clocks.commits[committer]
+            self.g_rcount[g] = self.clocks.commits[self.m.warp_of[committer]]
             self.g_rindex[g] = e.index
             self.any_reads = True
         lo, hi = e.cols
         if hi > lo:
             for cta in e.ctas.tolist():
                 self.t_writer[cta, :, lo:hi] = committer + 1
-                self.t_stamp[cta, :, lo:hi] = self.clocks.commits[committer]
+                self.t_stamp[cta, :, lo:hi] = self.clocks.commits[self.m.warp_of[committer]]
                 self.t_kind[cta, :, lo:hi] = 2
                 self.t_index[cta, :, lo:hi] = e.index
 
     def commit(self, thread: int) -> None:
         self.clocks.before_thread_sync(np.array([thread]))
-        self.clocks.commits[thread] += 1
+        self.clocks.commits[self.m.warp_of[thread]] += 1
 
     # -- shared memory -------------------------------------------------------------------------
 
@@ -499,7 +500,7 @@ class Hazards:
             return
         c = self.clocks
         g, t, r = g[has], t[has], r[has]
-        ok = c.vc[t, c.D + c.lt[r]] >= self.g_rcount[g]
+        ok = c.vc[t, c.D + c.lt[r] // 32] >= self.g_rcount[g]
         if not ok.all():
             j = int(np.flatnonzero(~ok)[0])
             self._report("smem-overwrite", SEC_PROXY, _instr(self.m, int(self.g_rindex[g[j]])), ins,
@@ -564,28 +565,39 @@ class Hazards:
 # Vector clocks, TMEM and shared-memory shadow state
 # ================================================================================================
 
+def _rows(idx: np.ndarray):
+    """``idx`` as a slice when it is one contiguous ascending run (a view instead of a copy)."""
+    if idx.size and int(idx[-1]) - int(idx[0]) + 1 == idx.size and (idx.size < 3 or bool((np.diff(idx) == 1).all())):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
 class Clocks:
     """Vector clocks of a machine's threads over their cluster (module docstring).
 
-    Columns ``[0, D)`` are thread epochs (cluster-local thread ``rank * ntid + tid``), columns
-    ``[D, 2D)`` commit counts: ``tcgen05.commit`` number ``c`` of thread ``u`` is known to thread
-    ``t`` when ``vc[t, D + u] >= c``; the committing thread itself learns it only from the mbarrier.
+    Columns ``[0, D)`` are thread epochs (cluster-local thread ``rank * ntid + tid``), the columns
+    after them commit counts per warp: ``tcgen05.commit`` number ``c`` of warp ``w`` is known to
+    thread ``t`` when ``vc[t, D + w] >= c``; the committing warp itself learns it only from the
+    mbarrier.
     """
 
     def __init__(self, m) -> None:
         self.D = m.cluster_size * m.ntid
         self.lt = (m.rank_of * m.ntid + m.tid_of).astype(np.int64)
         self.own = np.ones(m.T, dtype=np.int32)
-        self.commits = np.zeros(m.T, dtype=np.int32)
-        self.vc = np.zeros((m.T, 2 * self.D), dtype=np.int32)
+        self.commits = np.zeros(m.T // 32 + m.ncta + 1, dtype=np.int32)     # per warp
+        self.width = self.D + -(-self.D // 32)
+        self.vc = np.zeros((m.T, self.width), dtype=np.int32)
         self.vc[np.arange(m.T), self.lt] = 1
         self.vt = np.zeros_like(self.vc)          # what tcgen05.fence::after_thread_sync made visible
         self.vt_pending = np.zeros_like(self.vc)  # acquired, waiting for an after_thread_sync
         self.tfence = np.zeros(m.T, dtype=np.int32)   # epoch covered by the last before_thread_sync
+        self.fresh = np.zeros(m.T, dtype=bool)        # acquired something since the last after_thread_sync
 
     def payload(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(vc, vt) released by threads ``idx`` together (max over them), then their epochs advance."""
-        vc = self.vc[idx].max(axis=0)
+        idx = np.asarray(idx)
+        vc = self.vc[_rows(idx)].max(axis=0)
         vt_rows = self.vt[idx].copy()
         vt_rows[np.arange(idx.size), self.lt[idx]] = self.tfence[idx]
         vt = vt_rows.max(axis=0)
@@ -594,8 +606,14 @@ class Clocks:
         return vc, vt
 
     def acquire(self, idx: np.ndarray, vc: np.ndarray, vt: np.ndarray) -> None:
-        self.vc[idx] = np.maximum(self.vc[idx], vc)
-        self.vt_pending[idx] = np.maximum(self.vt_pending[idx], vt)
+        rows = _rows(np.asarray(idx))
+        if isinstance(rows, slice):
+            np.maximum(self.vc[rows], vc, out=self.vc[rows])
+            np.maximum(self.vt_pending[rows], vt, out=self.vt_pending[rows])
+        else:
+            self.vc[rows] = np.maximum(self.vc[rows], vc)
+            self.vt_pending[rows] = np.maximum(self.vt_pending[rows], vt)
+        self.fresh[rows] = True
 
     def before_thread_sync(self, idx: np.ndarray) -> None:
         self.tfence[idx] = self.own[idx]
@@ -603,7 +621,12 @@ class Clocks:
         self.vc[idx, self.lt[idx]] = self.own[idx]
 
     def after_thread_sync(self, idx: np.ndarray) -> None:
-        self.vt[idx] = np.maximum(self.vt[idx], self.vt_pending[idx])
+        rows = _rows(idx[self.fresh[idx]])
+        if isinstance(rows, slice):
+            np.maximum(self.vt[rows], self.vt_pending[rows], out=self.vt[rows])
+        elif rows.size:
+            self.vt[rows] = np.maximum(self.vt[rows], self.vt_pending[rows])
+        self.fresh[rows] = False
 
 
 def _index(m, ins) -> int:
