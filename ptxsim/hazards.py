@@ -27,7 +27,6 @@ from ptxsim.errors import HazardError, where
 
 SEC_PIPE = "9.7.16.6.2.1.2"          # tcgen05.ld/st -> tcgen05.wait
 SEC_REG = "9.7.16.6.4.5"             # register dependencies, same thread
-SEC_ASYNC = "9.7.16.6.1"
 SEC_SYNC = "9.7.16.6.3"              # tcgen05.fence::before/after_thread_sync
 SEC_MBAR = "9.7.16.6.2.1.1"          # mbarrier based completion
 SEC_PROXY = "9.7.16.6.5"             # shared memory accesses in the async proxy
@@ -35,7 +34,7 @@ SEC_ALLOC = "9.7.16.7.1"
 
 
 def _threads(m, idx) -> str:
-    """A few thread numbers as ``thread T (CTA C, tid I)``."""
+    """A few threads as ``thread(s) (CTA:tid) C:I, ...``."""
     idx = np.atleast_1d(np.asarray(idx)).tolist()
     head = ", ".join(f"{int(m.cta_of[t])}:{int(m.tid_of[t])}" for t in idx[:4])
     more = f" and {len(idx) - 4} more" if len(idx) > 4 else ""
@@ -79,7 +78,6 @@ class Hazards:
         # shared memory shadow per 16-byte granule
         g = m.smem.size // 16 + 1
         self.g_writer = np.zeros(g, dtype=np.int64)        # thread + 1 of the last generic-proxy write
-        self.g_epoch = np.zeros(g, dtype=np.int32)
         self.g_fenced = np.zeros(g, dtype=np.int32)        # epoch of the writer's fence.proxy.async (0: none)
         self.g_time = np.zeros(g, dtype=np.int64)          # step of the last write (any proxy)
         self.g_index = np.zeros(g, dtype=np.int32)
@@ -483,7 +481,6 @@ class Hazards:
         if self.any_reads:
             self._after_reads(g, t, ins if ins is not None else m.prog.code[m.current_pc].instr)
         self.g_writer[g] = t + 1
-        self.g_epoch[g] = self.clocks.own[t]
         self.g_fenced[g] = 0
         self.g_time[g] = m.steps
         self.g_index[g] = _index(m, ins if ins is not None else m.prog.code[m.current_pc].instr)

@@ -36,7 +36,7 @@ LDST = HEAD100 + r"""
     tcgen05.fence::before_thread_sync;
     bar.sync 0;
     tcgen05.fence::after_thread_sync;
-    tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;
+    tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;              // @dealloc
     ret;
 }
 """
@@ -132,7 +132,7 @@ INITED:
     and.b64 %rd2, %rd2, 0x3FFF;
     or.b64 %rd3, %rd2, 0x401000080000;
     tcgen05.cp.cta_group::1.128x256b [%r2], %rd3;
-    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
+    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];   // @commit
 ISSUED:
 WAIT:
     mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 0;              // @wait

@@ -85,9 +85,19 @@ def test_waived_rule_is_not_reported():
 
 
 def test_shared_operand_overwritten_before_the_commit_was_observed():
-    commit = "    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];\n"
+    commit = "    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];   // @commit\n"
     early = PROXY.replace(commit, commit + "    st.shared.u32 [%r6], %r1;\n")
     expect_hazard(early, "proxy", "smem-overwrite", "tcgen05.cp", "st.shared", block=(128, 1, 1))
     wait = "    @!%p3 bra WAIT;                                                      // @wait\n"
     late = PROXY.replace(wait, wait + "    st.shared.u32 [%r6], %r1;\n")
     run_kernel(SimDevice(), late, "proxy", 128, block=(128, 1, 1))
+
+
+def test_thread_exits_with_a_tcgen05_ld_not_waited_for():
+    ptx = without(without(LDST, "wait_ld"), "dealloc")
+    expect_hazard(ptx, "ldst", "exit-pending", "tcgen05.ld", "ret", block=(32, 1, 1))
+
+
+def test_tcgen05_ld_of_columns_an_uncommitted_cp_writes():
+    ptx = without(without(PROXY, "commit"), "wait")
+    expect_hazard(ptx, "proxy", "async-write", "tcgen05.cp", "tcgen05.ld", block=(128, 1, 1))
