@@ -114,14 +114,19 @@ def kernel_of(item) -> KernelUnderTest | None:
     return None
 
 
+def _message(report) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    return crash.message if crash is not None else str(report.longrepr)
+
+
 def failure_kind(reports) -> str:
     """hazard / timeout / crash / mismatch, read from the failing report's text."""
-    text = "\n".join(str(r.longrepr) for r in reports if r.failed)
+    text = "\n".join(_message(r) for r in reports if r.failed)
     if "HazardError" in text:
         return "hazard"
     if "CaseTimeout" in text or "timed out" in text or "Livelock" in text:
         return "timeout"
-    if "CaseCrash" in text or "Error" in text.split("\n", 1)[0]:
+    if "CaseCrash" in text or "Error" in text.split(":", 1)[0]:
         return "crash"
     return "mismatch"
 

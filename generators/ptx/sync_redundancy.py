@@ -28,6 +28,8 @@ and text order agree around the site.
 
 from __future__ import annotations
 
+import re
+
 from generators.ptx import sync_sites as S
 
 TCGEN05_OPS = ("tcgen05.ld", "tcgen05.st", "tcgen05.mma", "tcgen05.cp", "tcgen05.shift", "tcgen05.alloc",
@@ -130,8 +132,8 @@ def _barrier(lines: list[str], site: S.SyncSite) -> str | None:
     i = site.lines[-1]
     if in_loop(lines, i):
         return None
-    later = [op for j, op in _ops(lines) if j > i]
-    if all(op.split(".")[0].split()[0] in _REGISTER_ONLY for op in later):
+    later = [op for j, op in _ops(lines) if j > i and op not in ("{", "}") and not op.startswith(".")]
+    if all(re.split(r"[.\s;]", op)[0] in _REGISTER_ONLY for op in later):
         return "only register arithmetic, branches and the exit follow it: nothing to order"
     return None
 
