@@ -39,6 +39,8 @@ def pytest_addoption(parser) -> None:
 
 def pytest_configure(config) -> None:
     """Hand ``--faults-from`` files to the simulated device (read in every xdist worker via the env)."""
+    config.addinivalue_line("markers", "hazard_kernel(name, ptx): the kernel a test runs, for tcgen05-cts hazard-score "
+                                       "(conformance/harness/hazard_score.py)")
     files = config.getoption("faults_from")
     if files:
         import os

@@ -140,9 +140,6 @@ class HazardScorePlugin:
         self.run_redundant = run_redundant
         self.result = HazardResult()
 
-    def pytest_configure(self, config) -> None:
-        config.addinivalue_line("markers", f"{MARK}(name, ptx): the kernel a hazard-score item runs")
-
     def _kernels(self, items) -> list[tuple[KernelUnderTest, list]]:
         groups: dict[str, tuple[KernelUnderTest, list]] = {}
         for item in items:
