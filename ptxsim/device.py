@@ -174,7 +174,7 @@ class SimDevice:
                     faults.batch(clusters, geometry.cluster_size)
                 machine = Machine(program, geometry, clusters, self.memory, packed, hooks,
                                   shared_bytes=shared_bytes, max_steps=self.max_steps,
-                                  livelock_spins=self.livelock_spins)
+                                  livelock_spins=self.livelock_spins, hazards=self.hazards)
                 if trace is None:
                     scheduler.run(machine)
                     continue

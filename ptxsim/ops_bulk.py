@@ -54,6 +54,8 @@ class BulkEngine:
         c = self.pending.pop(0)
         for dst in c.dsts:
             m.smem[dst] = c.data
+            if m.hz is not None:
+                m.hz.async_write(dst)
         m.epoch += 1
         signal(m, np.array(c.mbars, dtype=np.int64), 0, -int(c.data.size), "complete_tx", c.instr)
         return True

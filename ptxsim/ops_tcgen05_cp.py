@@ -104,7 +104,7 @@ def compile_cp(ins, q, k):
                                                          instr=ins.text, cta=c), dtype=np.uint8)
                     words = bytes_to_words(data.reshape(-1)).reshape(rows, ncols)
                     tc.tmem[c, lane + dst_lanes, col:col + ncols] = words[src_rows]
-            tc.issue(t, group, "cp", effect)
+            tc.issue(t, group, "cp", effect, ins=ins, ctas=targets, cols=(col, col + ncols))
     return run
 
 
@@ -132,7 +132,8 @@ def compile_shift(ins, q, k):
                     src = m.faults.apply("shift", SHIFT_SOURCES.copy(), op="shift", rows=SHIFT_ROWS,
                                          instr=ins.text, cta=c)
                     apply_shift(m, tc, c, base.lane, base.column, np.asarray(src, dtype=np.int64))
-            tc.issue(t, group, "shift", effect)
+            tc.issue(t, group, "shift", effect, ins=ins, ctas=targets,
+                     cols=(base.column, base.column + SHIFT_COLUMNS))
     return run
 
 

@@ -336,7 +336,11 @@ def compile_mma(ins, q, k):
         for j in range(s.n):
             iss = IssuedMma(m, form, s, j)
             execution = MmaExecution(m, tc, form, iss)
-            tc.issue(iss.thread, form.group, "mma", execution.run)
+            col = split(iss.d)[1]
+            cols = (col, col + iss.desc.n)
+            if m.hz is not None:
+                m.hz.mma_reads_tmem(iss.thread, execution.ctas, [cols], ins, "tcgen05.mma")
+            tc.issue(iss.thread, form.group, "mma", execution.run, ins=ins, ctas=execution.ctas, cols=cols)
     return run
 
 
