@@ -158,3 +158,15 @@ def test_hazard_score_bad_arguments():
         assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     r = cli("--level", "huge")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_negative_cases_skip_on_a_gpu_and_with_the_checker_off():
+    from conformance.harness.execute_batch import ExecCase
+    from conformance.harness.execute_hazard import check_hazard_case
+
+    case = cases("smoke", families=["sync.hazard"])[0]
+    for device, words in ((type("Gpu", (), {"kind": "cuda"})(), "NotSupported: hazard detection needs the simulated"),
+                          (type("Sim", (), {"kind": "sim", "hazards": False})(), "hazard checker off")):
+        request = type("Req", (), {"getfixturevalue": lambda self, name, d=device: d})()
+        with pytest.raises(pytest.skip.Exception, match=words):
+            check_hazard_case(ExecCase(case), request)
