@@ -56,7 +56,7 @@ def _shard(text: str | None) -> tuple[int, int]:
 
 def _worker_argv(args, tests: str, shard: str, out: Path) -> list[str]:
     argv = [sys.executable, "-m", "conformance.commands.cli", "hazard-score", "--level", args.level, "-m", args.marker,
-            "--tests", tests, "--shard", shard, "--json-out", str(out), "--quiet"]
+            "--tests", tests, "--shard", shard, "--json-out", str(out)]
     if args.keyword:
         argv += ["-k", args.keyword]
     if args.run_redundant:
