@@ -41,6 +41,9 @@ $L_w:
     tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r3}, [%r4];
     tcgen05.wait::ld.sync.aligned;
     st.global.u32 [%rd3], %r3;
+    bra.uni $L_end;
+    tcgen05.wait::ld.sync.aligned;
+$L_end:
     ret;
 }
 """
@@ -49,13 +52,21 @@ KERNELS = {"k_proxy_ld": PROXY_LD, "k_commit_wait": COMMIT_WAIT}
 
 
 def fake_check(ptx: str) -> None:
-    """Raise HazardError (or TimeoutError) for the few rules these kernels need."""
+    """Raise HazardError (or TimeoutError) for the few rules these kernels need; follow ``bra.uni``."""
     dirty = mma = committed = waited = fenced = False
     pending: set[str] = set()
+    skip_to = None
     for line in ptx.split("\n"):
+        if skip_to is not None and label_of(line) != skip_to:
+            continue
+        skip_to = None
         if label_of(line) is not None or branch_target(line) is not None:
+            if statement(line).startswith("bra.uni"):
+                skip_to = branch_target(line)                # unconditional: the code after it is dead
             continue
         op = statement(line)
+        if op.startswith("trap"):
+            raise RuntimeError("fake: trap")
         if any(r in op for r in pending) and not op.startswith("tcgen05.wait::ld"):
             raise HazardError("fake: register used before wait::ld", rule="wait-ld")
         if op.startswith("st.shared"):

@@ -31,7 +31,7 @@ def test_sites_of_the_sample_kernels_in_program_order():
     assert [s.key for s in S.sync_sites(PROXY_LD)] == [
         "fence.proxy.async.0", "bar.sync.0", "tcgen05.wait::ld.0", "tcgen05.wait::ld.1", "bar.sync.1"]
     sites = S.sync_sites(COMMIT_WAIT)
-    assert [s.kind for s in sites] == [S.COMMIT, S.LOOP, S.AFTER, S.WAIT_LD]
+    assert [s.kind for s in sites] == [S.COMMIT, S.LOOP, S.AFTER, S.WAIT_LD, S.WAIT_LD]
     loop = sites[1]
     lines = COMMIT_WAIT.split("\n")
     assert [lines[i].strip() for i in loop.lines] == [                       # try_wait and the branch back
@@ -42,7 +42,7 @@ def test_delete_site_keeps_labels_and_line_numbers():
     out = S.delete_site(COMMIT_WAIT, "mbarrier.try_wait loop.0")
     assert len(out.split("\n")) == len(COMMIT_WAIT.split("\n"))
     assert "$L_w:" in out and "mbarrier.try_wait" not in [S.statement(ln)[:17] for ln in out.split("\n")]
-    assert [s.kind for s in S.sync_sites(out)] == [S.COMMIT, S.AFTER, S.WAIT_LD]
+    assert [s.kind for s in S.sync_sites(out)] == [S.COMMIT, S.AFTER, S.WAIT_LD, S.WAIT_LD]
     with pytest.raises(ValueError, match="expects one of"):
         S.delete_site(COMMIT_WAIT, "no.such.0")
 
@@ -63,6 +63,11 @@ def test_redundancy_analyses_on_the_sample():
     assert "no tcgen05.ld between" in why["tcgen05.wait::ld.1"]
     assert "only register arithmetic" in why["bar.sync.1"]
     assert all(redundancy(COMMIT_WAIT, s) is None for s in S.sync_sites(COMMIT_WAIT))
+
+
+def test_trap_site_replaces_the_first_line_and_deletes_the_rest():
+    out = S.trap_site(COMMIT_WAIT, "mbarrier.try_wait loop.0").split("\n")
+    assert [S.statement(ln) for ln in out if "deleted:" in ln] == ["trap;", ""]
 
 
 def test_redundancy_of_fences_with_nothing_to_order():
@@ -139,16 +144,17 @@ def test_hazard_score_on_the_sample_kernels():
     r = cli("--tests", SAMPLE)
     assert r.returncode == 0, r.stderr
     out = r.stdout.rstrip().splitlines()
-    assert out[-1] == "caught 5/6"
+    assert out[-1] == "caught 5/7"
     assert any(ln.startswith("caught   k_commit_wait mbarrier.try_wait loop.0  by ") for ln in out)
-    assert "survivors: 4 (3 provably redundant, 1 not)" in out
-    assert any("bar.sync at line 5" in ln and "not provably redundant" in ln for ln in out)
+    assert "survivors: 5 (3 provably redundant, 1 not reached by any case, 1 reached and not provably redundant)" in out
+    assert any("bar.sync at line 5" in ln and "none fails; not provably redundant" in ln for ln in out)
+    assert any("wait::ld at line 13" in ln and "not reached" in ln for ln in out)
 
 
 def test_hazard_score_two_processes_agree():
     r = cli("--tests", SAMPLE, "-j", "2")
     assert r.returncode == 0, r.stderr
-    assert r.stdout.rstrip().splitlines()[-1] == "caught 5/6"
+    assert r.stdout.rstrip().splitlines()[-1] == "caught 5/7"
 
 
 def test_hazard_score_bad_arguments():

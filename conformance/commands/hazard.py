@@ -70,7 +70,9 @@ def report(result, out=print) -> None:
 
     survivors = [d for d in result.deletions if d.caught_by is None]
     redundant = sum(d.redundant is not None for d in survivors)
-    out(f"survivors: {len(survivors)} ({redundant} provably redundant, {len(survivors) - redundant} not)")
+    unreached = sum(d.redundant is None and d.reached is False for d in survivors)
+    out(f"survivors: {len(survivors)} ({redundant} provably redundant, {unreached} not reached by any case, "
+        f"{len(survivors) - redundant - unreached} reached and not provably redundant)")
     for d in survivors:
         out("  " + line(d))
     if result.unscored_kernels:

@@ -12,7 +12,9 @@ on, the simulator's default); :class:`HazardScorePlugin` then takes over the run
    passing cases run, one case per launch, until one fails: a hazard, a mismatch, a timeout or a
    crash *catches* the deletion. The case that caught the previous deletion of the kernel runs
    first. A site that :func:`generators.ptx.sync_redundancy.redundancy` proves redundant is not run
-   (``run_redundant=True`` runs it too) and is reported with its reason.
+   (``run_redundant=True`` runs it too) and is reported with its reason;
+3. each surviving deletion runs its kernel's cases once more with the site replaced by ``trap;``:
+   when none traps, no case ever reaches the site, and the survivor says so ("not reached").
 
 Cases run through pytest's own test protocol and the mutation score's run loop
 (:mod:`conformance.harness.mutation`), i.e. the very harness code of the execution tier.
@@ -29,7 +31,7 @@ from conformance.harness.execute_batch import _exec_case, edit_sources, restrict
 from conformance.harness.mutation import check_collection, first_failure, run_baseline
 from generators.ptx.kernel import render
 from generators.ptx.sync_redundancy import redundancy
-from generators.ptx.sync_sites import delete_site, sync_sites
+from generators.ptx.sync_sites import delete_site, sync_sites, trap_site
 from reference.targets import ptx_version
 
 #: families whose cases are broken on purpose (negative execution cases): nothing to delete
@@ -49,6 +51,7 @@ class Deletion:
     how: str = ""                   # hazard / timeout / crash / mismatch
     redundant: str | None = None    # the analysis' reason, when provably redundant
     ran: int = 0                    # cases run with the site deleted
+    reached: bool | None = None     # survivors: whether some case executes the site (trap probe)
 
     @property
     def scored(self) -> bool:
@@ -179,6 +182,9 @@ class HazardScorePlugin:
                 if found is not None:
                     d.caught_by, d.how = found[0].nodeid, failure_kind(found[1])
                     cases = [found[0]] + [c for c in cases if c is not found[0]]
+                else:
+                    with edit_sources({kernel.name: partial(trap_site, key=site.key)}):
+                        d.reached = first_failure(session, cases, around=lambda it: restrict_batches([it])) is not None
             self.result.deletions.append(d)
             self.progress(line(d))
 
@@ -188,6 +194,8 @@ def line(d: Deletion) -> str:
         return f"caught   {d.kernel} {d.key}  by {d.caught_by} ({d.how})"
     if d.redundant:
         return f"survived {d.kernel} {d.where}  -- redundant: {d.redundant}"
+    if d.reached is False:
+        return f"survived {d.kernel} {d.where}  (not reached: none of the {d.ran} case(s) executes it)"
     return f"survived {d.kernel} {d.where}  (ran in {d.ran} case(s); none fails; not provably redundant)"
 
 

@@ -164,10 +164,19 @@ def find_site(ptx: str, key: str) -> SyncSite:
 
 
 def delete_site(ptx: str, key: str) -> str:
-    """``ptx`` with the site ``key`` deleted (its lines become empty; line numbers are kept)."""
-    site = find_site(ptx, key)
+    """``ptx`` with the site ``key`` deleted (its lines become comments; line numbers are kept)."""
+    return _rewrite(ptx, find_site(ptx, key), "")
+
+
+def trap_site(ptx: str, key: str) -> str:
+    """``ptx`` with the site's first line replaced by an unconditional ``trap;`` (the rest deleted):
+    a run that does not trap never reached the site."""
+    return _rewrite(ptx, find_site(ptx, key), "trap; ")
+
+
+def _rewrite(ptx: str, site: SyncSite, first: str) -> str:
     lines = ptx.split("\n")
-    for i in site.lines:
+    for n, i in enumerate(site.lines):
         indent = lines[i][:len(lines[i]) - len(lines[i].lstrip())]
-        lines[i] = f"{indent}// deleted: {lines[i].strip()}"
+        lines[i] = f"{indent}{first if n == 0 else ''}// deleted: {lines[i].strip()}"
     return "\n".join(lines)
