@@ -176,3 +176,16 @@ def test_negative_cases_skip_on_a_gpu_and_with_the_checker_off():
         request = type("Req", (), {"getfixturevalue": lambda self, name, d=device: d})()
         with pytest.raises(pytest.skip.Exception, match=words):
             check_hazard_case(ExecCase(case), request)
+
+
+def test_a_barrier_followed_by_the_same_barrier_with_nothing_between_is_redundant():
+    ptx = ("{\n    st.shared.u32 [%r1], %r2;\n    bar.sync 0;\n    mov.u32 %r5, tc_slot;\n    @%p3 bra $L_a;\n"
+           "    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r5], 512;\n$L_a:\n"
+           "    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n    ld.shared.u32 %r3, [%r1];\n    ret;\n}")
+    first, second = S.sync_sites(ptx)[0], S.sync_sites(ptx)[2]
+    assert "same barrier follows at line 9" in redundancy(ptx, first)
+    assert redundancy(ptx, second) is None
+    touched = ptx.replace("mov.u32 %r5, tc_slot;", "mov.u32 %r5, tc_slot;\n    ld.shared.u32 %r7, [%r1];")
+    assert redundancy(touched, S.sync_sites(touched)[0]) is None        # a read between: the first orders it
+    named = ptx.replace("st.shared.u32 [%r1], %r2;", "mov.u32 %r1, tc_slot;\n    st.shared.u32 [%r1], %r2;")
+    assert redundancy(named, S.sync_sites(named)[0]) is None            # the alloc's slot was touched before

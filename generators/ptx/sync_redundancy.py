@@ -133,9 +133,68 @@ def _barrier(lines: list[str], site: S.SyncSite) -> str | None:
     if in_loop(lines, i):
         return None
     later = [op for j, op in _ops(lines) if j > i and op not in ("{", "}") and not op.startswith(".")]
-    if all(re.split(r"[.\s;]", op)[0] in _REGISTER_ONLY for op in later):
+    if all(_register_only(op) or op.startswith(("ret", "exit")) for op in later):
         return "only register arithmetic, branches and the exit follow it: nothing to order"
+    return _next_barrier(lines, site)
+
+
+def _register_only(op: str) -> bool:
+    return re.split(r"[.\s;]", op)[0] in _REGISTER_ONLY and not op.startswith(("ret", "exit"))
+
+
+def _symbol_of(lines: list[str], j: int, reg: str) -> str | None:
+    """The symbol ``reg`` holds at line ``j``: the last ``mov.u32 reg, SYMBOL;`` before it in
+    straight-line code (None when it comes from anything else)."""
+    for k in range(j - 1, -1, -1):
+        if S.label_of(lines[k]) is not None:
+            return None
+        m = re.match(rf"^mov\.u(32|64)\s+{re.escape(reg)}\s*,\s*([A-Za-z_]\w*)\s*;", S.statement(lines[k]))
+        if m:
+            return m.group(2)
+        if re.search(rf"^\S+\s+{re.escape(reg)}\s*,", S.statement(lines[k])):
+            return None
     return None
+
+
+def _next_barrier(lines: list[str], site: S.SyncSite) -> str | None:
+    """The same barrier follows, every thread reaches it (forward branches landing before it, no
+    exit), and nothing between touches memory but ``tcgen05.alloc``/``relinquish_alloc_permit`` at a
+    symbol the kernel does not name before the site (and no tcgen05 operation precedes the site):
+    the later barrier orders everything this one did."""
+    first = S.statement(lines[site.lines[0]])
+    if site.kind != S.BAR:
+        return None
+    i = site.lines[-1]
+    before = " ".join(op for k, op in _ops(lines) if k < site.lines[0] and not op.startswith("."))  # not declarations
+    targets = []
+    for j in range(i + 1, len(lines)):
+        op = S.statement(lines[j])
+        if not op or S.label_of(lines[j]) is not None:
+            continue
+        if op == first:
+            if all(t in _labels_between(lines, i, j) for t in targets) and not in_loop(lines, j):
+                return (f"the same barrier follows at line {j + 1} and nothing between touches memory this one "
+                        "orders: every thread reaches it first")
+            return None
+        if (t := S.branch_target(lines[j])) is not None:
+            targets.append(t)
+            continue
+        if _register_only(op) or op.startswith(("tcgen05.fence::", "fence.proxy.async")):
+            continue
+        if op.startswith(("tcgen05.alloc", "tcgen05.relinquish_alloc_permit")):
+            if any(_is_tcgen05(o) for k, o in _ops(lines) if k < site.lines[0]):
+                return None
+            addr = re.search(r"\[(%\w+)\]", op)
+            sym = _symbol_of(lines, j, addr.group(1)) if addr else "-"
+            if addr and (sym is None or re.search(rf"\b{sym}\b", before)):
+                return None
+            continue
+        return None
+    return None
+
+
+def _labels_between(lines: list[str], i: int, j: int) -> set[str]:
+    return {name for k in range(i + 1, j) if (name := S.label_of(lines[k])) is not None}
 
 
 _ANALYSES = {S.WAIT_LD: _wait, S.WAIT_ST: _wait, S.BEFORE: _before, S.AFTER: _after, S.PROXY: _proxy,
