@@ -189,3 +189,17 @@ def test_a_barrier_followed_by_the_same_barrier_with_nothing_between_is_redundan
     assert redundancy(touched, S.sync_sites(touched)[0]) is None        # a read between: the first orders it
     named = ptx.replace("st.shared.u32 [%r1], %r2;", "mov.u32 %r1, tc_slot;\n    st.shared.u32 [%r1], %r2;")
     assert redundancy(named, S.sync_sites(named)[0]) is None            # the alloc's slot was touched before
+
+
+def test_cta_pair_thread_sync_redundancies():
+    ptx = ("{\n    tcgen05.mma.cta_group::2.kind::f16 [%r0], %rd1, %rd2, %r9, %p0;\n$L_w:\n"
+           "    mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r6], 0;\n    @!%p5 bra $L_w;\n"
+           "    tcgen05.fence::after_thread_sync;\n    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n"
+           "    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n"
+           "    tcgen05.fence::after_thread_sync;\n    tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r3}, [%r4];\n"
+           "    tcgen05.wait::ld.sync.aligned;\n    st.global.u32 [%rd3], %r3;\n    ret;\n}")
+    why = {s.key: redundancy(ptx, s) for s in S.sync_sites(ptx)}
+    assert "another fence::after_thread_sync follows at line 11" in why["tcgen05.fence::after_thread_sync.0"]
+    assert why["tcgen05.fence::after_thread_sync.1"] is None          # the ld follows it directly
+    assert "cluster barrier (arrive + wait) follows directly" in why["bar.sync.0"]
+    assert why["barrier.cluster.0"] is None and why["tcgen05.fence::before_thread_sync.0"] is None

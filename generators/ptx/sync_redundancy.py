@@ -15,13 +15,17 @@ and text order agree around the site.
 * ``fence::before_thread_sync`` (§9.7.16.6.3): no tcgen05 operation before it (nothing to order);
   or the very next instruction is the same fence.
 * ``fence::after_thread_sync`` (§9.7.16.6.3): no tcgen05 operation after it; or the instruction
-  right before it is the same fence.
+  right before it is the same fence; or another after-fence follows in straight-line code before
+  any tcgen05 operation (it orders what follows it after every earlier synchronization).
 * ``fence.proxy.async`` (§9.7.16.6.5): no async-proxy access of shared memory after it
   (``tcgen05.mma``, ``tcgen05.cp``, ``cp.async.bulk``, ``cp.reduce.async.bulk``), or no
   generic-proxy write that may reach shared memory before it (any ``st``/``atom``/``red`` not
   to ``.global``/``.local``/``.param``, ``stmatrix``, non-bulk ``cp.async``, ``mbarrier.init``).
 * ``bar.sync`` / cluster barrier: nothing after it but register arithmetic, branches and the
-  exit: no memory access, tcgen05 or synchronization instruction to order.
+  exit: no memory access, tcgen05 or synchronization instruction to order. A ``bar.sync`` right
+  before an aligned cluster barrier (arrive + wait): that barrier synchronizes the CTA's threads
+  too. A ``bar.sync`` followed by the same barrier with nothing between that touches memory it
+  orders (:func:`_next_barrier`).
 * ``tcgen05.commit`` and wait loops: never (a commit is what a later wait waits for; a wait loop
   is what orders an asynchronous completion).
 """
@@ -113,6 +117,15 @@ def _after(lines: list[str], site: S.SyncSite) -> str | None:
         return "no tcgen05 operation follows it: nothing to order after the thread synchronization"
     if _same(_neighbour(lines, i, -1), S.AFTER):
         return "the instruction before it is the same fence"
+    for j in range(i + 1, len(lines)):                 # straight-line code up to the next after-fence
+        op = S.statement(lines[j])
+        if S.label_of(lines[j]) is not None or S.branch_target(lines[j]) is not None or op.startswith(("ret", "exit")):
+            return None
+        if op.startswith(S.AFTER):
+            return (f"another fence::after_thread_sync follows at line {j + 1} before any tcgen05 operation: it orders "
+                    "everything after it behind every synchronization before it, this one's included")
+        if _is_tcgen05(op):
+            return None
     return None
 
 
@@ -135,6 +148,12 @@ def _barrier(lines: list[str], site: S.SyncSite) -> str | None:
     later = [op for j, op in _ops(lines) if j > i and op not in ("{", "}") and not op.startswith(".")]
     if all(_register_only(op) or op.startswith(("ret", "exit")) for op in later):
         return "only register arithmetic, branches and the exit follow it: nothing to order"
+    nxt = _neighbour(lines, i, +1)
+    if site.kind == S.BAR and nxt is not None and nxt.startswith("barrier.cluster.arrive") and ".aligned" in nxt:
+        j = next(k for k in range(i + 1, len(lines)) if S.statement(lines[k]) == nxt)
+        if (_neighbour(lines, j, +1) or "").startswith("barrier.cluster.wait"):
+            return ("a cluster barrier (arrive + wait) follows directly: it synchronizes every thread of the cluster, "
+                    "this CTA's included")
     return _next_barrier(lines, site)
 
 
