@@ -27,7 +27,6 @@ from ptxsim.errors import HazardError, where
 
 SEC_PIPE = "9.7.16.6.2.1.2"          # tcgen05.ld/st -> tcgen05.wait
 SEC_REG = "9.7.16.6.4.5"             # register dependencies, same thread
-SEC_ASYNC = "9.7.16.6.1"
 SEC_SYNC = "9.7.16.6.3"              # tcgen05.fence::before/after_thread_sync
 SEC_MBAR = "9.7.16.6.2.1.1"          # mbarrier based completion
 SEC_PROXY = "9.7.16.6.5"             # shared memory accesses in the async proxy
@@ -35,7 +34,7 @@ SEC_ALLOC = "9.7.16.7.1"
 
 
 def _threads(m, idx) -> str:
-    """A few thread numbers as ``thread T (CTA C, tid I)``."""
+    """A few threads as ``thread(s) (CTA:tid) C:I, ...``."""
     idx = np.atleast_1d(np.asarray(idx)).tolist()
     head = ", ".join(f"{int(m.cta_of[t])}:{int(m.tid_of[t])}" for t in idx[:4])
     more = f" and {len(idx) - 4} more" if len(idx) > 4 else ""
@@ -55,8 +54,9 @@ def hazard(rule: str, section: str, first, second, threads: str, what: str) -> H
 class Hazards:
     """Shadow state of one batch machine (see the module docstring)."""
 
-    def __init__(self, m) -> None:
+    def __init__(self, m, waived: frozenset = frozenset()) -> None:
         self.m = m
+        self.waived = waived
         prog = m.prog
         # -- rule wait-ld: registers written by tcgen05.ld, per thread, until its wait::ld ------------
         n = len(prog.ld_rows)
@@ -78,12 +78,20 @@ class Hazards:
         # shared memory shadow per 16-byte granule
         g = m.smem.size // 16 + 1
         self.g_writer = np.zeros(g, dtype=np.int64)        # thread + 1 of the last generic-proxy write
-        self.g_epoch = np.zeros(g, dtype=np.int32)
         self.g_fenced = np.zeros(g, dtype=np.int32)        # epoch of the writer's fence.proxy.async (0: none)
         self.g_time = np.zeros(g, dtype=np.int64)          # step of the last write (any proxy)
         self.g_index = np.zeros(g, dtype=np.int32)
+        self.g_reader = np.zeros(g, dtype=np.int64)        # committer + 1 of the last async-proxy read (mma/cp)
+        self.g_rcount = np.zeros(g, dtype=np.int32)        # its commit count
+        self.g_rindex = np.zeros(g, dtype=np.int32)        # the reading instruction
+        self.any_reads = False
         self.dirty: list[np.ndarray] = []                  # granules with an unfenced generic write
         self.effect = None                                 # the asynchronous effect running now
+
+    def _report(self, rule: str, *args) -> None:
+        """Raise the :func:`hazard` unless ``rule`` is waived (``SimDevice(waive_hazards=...)``)."""
+        if rule not in self.waived:
+            raise hazard(rule, *args)
 
     # -- rule wait-ld --------------------------------------------------------------------------------
 
@@ -97,7 +105,7 @@ class Hazards:
         row = int(rows[r])
         ld = self.m.prog.instrs[int(self.ld_from[row, t])]
         name = self.m.prog.ld_rows[row]
-        raise hazard("wait-ld", SEC_PIPE, ld, ins, _threads(self.m, s.idx[pend.any(axis=0)]),
+        self._report("wait-ld", SEC_PIPE, ld, ins, _threads(self.m, s.idx[pend.any(axis=0)]),
                      f"register {name}, the destination of a tcgen05.ld, is overwritten before the thread's "
                      f"tcgen05.wait::ld (an anti-dependency, §{SEC_REG}; reading it is a true dependency and legal)")
 
@@ -119,13 +127,13 @@ class Hazards:
         for queue in tc.queues.values():
             for p in queue:
                 if int(m.cta_of[p.thread]) in ctas.tolist() and p.hz is not None:
-                    raise hazard("exit-pending", SEC_MBAR, _instr(m, p.hz.index), m.prog.code[m.current_pc].instr,
+                    self._report("exit-pending", SEC_MBAR, _instr(m, p.hz.index), m.prog.code[m.current_pc].instr,
                                  f"CTA {int(m.cta_of[p.thread])}", f"the CTA exits while a tcgen05.{p.kind} it "
                                  "issued has not been tracked to completion by tcgen05.commit")
         pend = self.t_st_pending[ctas]
         if pend.any():
             c_i, q_i, k_i = np.nonzero(pend)
-            raise hazard("exit-pending", SEC_PIPE, _instr(m, int(self.t_index[ctas[c_i[0]], q_i[0], k_i[0]])),
+            self._report("exit-pending", SEC_PIPE, _instr(m, int(self.t_index[ctas[c_i[0]], q_i[0], k_i[0]])),
                          m.prog.code[m.current_pc].instr, f"CTA {int(ctas[c_i[0]])}",
                          "the CTA exits while a tcgen05.st has not been waited for by tcgen05.wait::st")
 
@@ -137,7 +145,7 @@ class Hazards:
             if pend.any():
                 r, j = np.unravel_index(int(np.flatnonzero(pend)[0]), pend.shape)
                 ld = m.prog.instrs[int(self.ld_from[r, int(s.idx[j])])]
-                raise hazard("exit-pending", SEC_PIPE, ld, m.prog.code[m.current_pc].instr,
+                self._report("exit-pending", SEC_PIPE, ld, m.prog.code[m.current_pc].instr,
                              _threads(m, s.idx[pend.any(axis=0)]),
                              "a thread exits with a tcgen05.ld not waited for by tcgen05.wait::ld")
 
@@ -151,7 +159,7 @@ class Hazards:
     def mbar_arrive(self, word: int, threads) -> None:
         st = self.mbar.get(word)
         if st is None:
-            z = np.zeros(2 * self.clocks.D, dtype=np.int32)
+            z = np.zeros(self.clocks.width, dtype=np.int32)
             st = self.mbar[word] = [z, z.copy(), z.copy(), z.copy()]
         if threads is not None and len(threads):
             vc, vt = self.clocks.payload(np.asarray(threads, dtype=np.int64))
@@ -166,9 +174,10 @@ class Hazards:
         if st is None:
             self.mbar_arrive(word, None)
             st = self.mbar[word]
-        col = c.D + int(c.lt[thread])
-        st[0][col] = max(st[0][col], int(c.commits[thread]))
-        st[1][col] = max(st[1][col], int(c.commits[thread]))
+        col = c.D + int(c.lt[thread]) // 32
+        count = int(c.commits[self.m.warp_of[thread]])
+        st[0][col] = max(st[0][col], count)
+        st[1][col] = max(st[1][col], count)
 
     def mbar_phase(self, word: int) -> None:
         st = self.mbar.get(word)
@@ -230,7 +239,7 @@ class Hazards:
         ``reader``'s tcgen05 access: through the tcgen05 clock (fence pattern), else name the gap."""
         c = self.clocks
         m = self.m
-        col = np.where(kinds == 2, c.D, 0) + c.lt[writers]
+        col = np.where(kinds == 2, c.D + c.lt[writers] // 32, c.lt[writers])
         readers = np.broadcast_to(np.asarray(reader), writers.shape)
         vc = c.vc[readers, col] if vc_row is None else vc_row[col]
         vt = c.vt[readers, col] if vt_row is None else vt_row[col]
@@ -243,16 +252,24 @@ class Hazards:
         reader = int(readers[j])
         first = _instr(m, int(first_index[j]))
         threads = f"{_threads(m, [w])} then {_threads(m, [reader])}"
+        if "tcgen05-fence" in self.waived:
+            bad = ~ok_t & (vc < stamps)
+            if not bad.any():
+                return
+            j = int(np.flatnonzero(bad)[0])
+            w, reader = int(writers[j]), int(readers[j])
+            first = _instr(m, int(first_index[j]))
+            threads = f"{_threads(m, [w])} then {_threads(m, [reader])}"
         if vc[j] >= stamps[j]:
-            raise hazard("tcgen05-fence", SEC_SYNC, first, ins, threads,
+            self._report("tcgen05-fence", SEC_SYNC, first, ins, threads,
                          f"{what} is ordered after the {'completed asynchronous operation' if kinds[j] == 2 else 'tcgen05.st'} "
                          "by thread synchronization alone: the pattern tcgen05.fence::before_thread_sync -> sync -> "
                          "tcgen05.fence::after_thread_sync (§9.7.16.6.4) is incomplete")
         if kinds[j] == 2:
-            raise hazard("async-read", SEC_MBAR, first, ins, threads,
+            self._report("async-read", SEC_MBAR, first, ins, threads,
                          f"{what} reads Tensor Memory written by an asynchronous tcgen05 operation whose completion "
                          "the reading thread has not observed (tcgen05.commit -> mbarrier wait)")
-        raise hazard(rule_cell, SEC_SYNC, first, ins, threads,
+        self._report(rule_cell, SEC_SYNC, first, ins, threads,
                      f"{what} accesses Tensor Memory cells another warp wrote with tcgen05.st, with no "
                      "synchronization between them")
 
@@ -260,18 +277,27 @@ class Hazards:
         """A tcgen05.ld (``write`` False) or tcgen05.st by the warps of ``s``: ``cta`` per row,
         ``lanes``/``cols`` ``[row, entry]``."""
         m = self.m
-        q = lanes // 32
-        ctab = np.broadcast_to(np.asarray(cta).reshape(-1, 1), q.shape)
-        lead = np.broadcast_to((s.idx - m.lane_of[s.idx]).reshape(-1, 1), q.shape)     # the warp's first thread
-        cells = np.unique(np.stack([ctab.ravel(), q.ravel(), cols.ravel(), lead.ravel()]), axis=1)
-        cc, qq, kk, rd = cells
+        # per warp: its CTA, lane quarter and the column span its threads touch (§9.7.16.8.1)
+        starts = np.flatnonzero(np.r_[True, m.warp_of[s.idx][1:] != m.warp_of[s.idx][:-1]])
+        ends = np.r_[starts[1:], s.n]
+        lo = np.minimum.reduceat(cols.min(axis=1), starts)
+        hi = np.maximum.reduceat(cols.max(axis=1), starts) + 1
+        width = hi - lo
+        rep = np.repeat(np.arange(starts.size), width)
+        kk = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width) + np.repeat(lo, width)
+        cc = np.asarray(cta).reshape(-1)[starts][rep]
+        qq = (lanes[starts, 0] // 32)[rep]
+        rd = (s.idx[starts] - m.lane_of[s.idx[starts]])[rep]          # the warp's first thread
+        del ends
         # pending tcgen05.st (not waited for)
         pend = self.t_st_pending[cc, qq, kk]
         warps = m.warp_of[s.idx]
+        if write:       # st -> st of one warp: kept in order here (lane-quarter granularity; docs/sim.md)
+            pend = np.where(pend == m.warp_of[rd] + 1, 0, pend)
         if pend.any():
             j = int(np.flatnonzero(pend)[0])
             first = _instr(m, int(self.t_index[cc[j], qq[j], kk[j]]))
-            raise hazard("wait-st", SEC_PIPE, first, ins, _threads(m, s.idx[:1]),
+            self._report("wait-st", SEC_PIPE, first, ins, _threads(m, s.idx[:1]),
                          f"{what} accesses Tensor Memory cells written by a tcgen05.st before that warp's "
                          "tcgen05.wait::st")
         self._pending_ops(cc, kk, ins, what)
@@ -301,7 +327,7 @@ class Hazards:
                 lo, hi = e.cols
                 hit = np.isin(cc, e.ctas) & (kk >= lo) & (kk < hi)
                 if hit.any():
-                    raise hazard("async-write", SEC_MBAR, _instr(self.m, e.index), ins, _threads(self.m, [e.thread]),
+                    self._report("async-write", SEC_MBAR, _instr(self.m, e.index), ins, _threads(self.m, [e.thread]),
                                  f"{what} accesses Tensor Memory columns {lo}..{hi - 1} that an issued "
                                  f"tcgen05.{p.kind} has not completed writing")
 
@@ -310,7 +336,7 @@ class Hazards:
             for w, c, q_, a, b in zip(rwarps.tolist(), rcta.tolist(), rq.tolist(), lo.tolist(), hi.tolist(), strict=True):
                 hit = (cc == c) & (qq == q_) & (kk >= a) & (kk <= b)
                 if hit.any():
-                    raise hazard("wait-ld", SEC_REG, _instr(self.m, index), ins, f"warp {w}",
+                    self._report("wait-ld", SEC_REG, _instr(self.m, index), ins, f"warp {w}",
                                  f"{what} overwrites Tensor Memory that a tcgen05.ld reads before that warp's "
                                  "tcgen05.wait::ld (an anti-dependency)")
 
@@ -363,7 +389,7 @@ class Hazards:
                 if pend.any():
                     q_, k_ = np.nonzero(pend)
                     first = _instr(m, int(self.t_index[cta, q_[0], lo + k_[0]]))
-                    raise hazard("wait-st", SEC_PIPE, first, ins, _threads(m, [thread]),
+                    self._report("wait-st", SEC_PIPE, first, ins, _threads(m, [thread]),
                                  f"{what} reads Tensor Memory cells written by a tcgen05.st before that warp's "
                                  "tcgen05.wait::st")
                 kinds = self.t_kind[cta, :, lo:hi]
@@ -385,16 +411,16 @@ class Hazards:
         self._pending_ops(cc, kk, ins, "tcgen05.dealloc")
         if self.t_st_pending[cta, :, col:col + ncols].any():
             q_, k_ = np.nonzero(self.t_st_pending[cta, :, col:col + ncols])
-            raise hazard("dealloc-pending", SEC_ALLOC, _instr(m, int(self.t_index[cta, q_[0], col + k_[0]])), ins,
+            self._report("dealloc-pending", SEC_ALLOC, _instr(m, int(self.t_index[cta, q_[0], col + k_[0]])), ins,
                          f"CTA {cta}", "tcgen05.dealloc of columns a tcgen05.st has not completed writing "
                          "(no tcgen05.wait::st)")
         for q_ in range(4):
             try:
                 self._pending_lds(cc, np.full(ncols, q_), kk, None, ins, "tcgen05.dealloc")
             except HazardError as exc:
-                raise hazard("dealloc-pending", SEC_ALLOC, exc.first, ins,
+                self._report("dealloc-pending", SEC_ALLOC, exc.first, ins,
                              f"CTA {cta}", "tcgen05.dealloc of columns a tcgen05.ld still reads (no "
-                             "tcgen05.wait::ld)") from None
+                             "tcgen05.wait::ld)")
         self.t_kind[cta, :, col:col + ncols] = 0
 
     # -- asynchronous operations (mma, cp, shift) --------------------------------------------------
@@ -423,18 +449,23 @@ class Hazards:
             return
         ins = _instr(self.m, e.index)
         if e.granules:
-            self.async_read(e.thread, np.unique(np.concatenate(e.granules)), ins, e.vc[0], e.time)
+            g = np.unique(np.concatenate(e.granules))
+            self.async_read(e.thread, g, ins, e.vc[0], e.time)
+            self.g_reader[g] = committer + 1
+            self.g_rcount[g] = self.clocks.commits[self.m.warp_of[committer]]
+            self.g_rindex[g] = e.index
+            self.any_reads = True
         lo, hi = e.cols
         if hi > lo:
             for cta in e.ctas.tolist():
                 self.t_writer[cta, :, lo:hi] = committer + 1
-                self.t_stamp[cta, :, lo:hi] = self.clocks.commits[committer]
+                self.t_stamp[cta, :, lo:hi] = self.clocks.commits[self.m.warp_of[committer]]
                 self.t_kind[cta, :, lo:hi] = 2
                 self.t_index[cta, :, lo:hi] = e.index
 
     def commit(self, thread: int) -> None:
         self.clocks.before_thread_sync(np.array([thread]))
-        self.clocks.commits[thread] += 1
+        self.clocks.commits[self.m.warp_of[thread]] += 1
 
     # -- shared memory -------------------------------------------------------------------------
 
@@ -447,14 +478,41 @@ class Hazards:
         thr = np.broadcast_to(s.idx.reshape(-1, 1), first.shape)
         g = np.concatenate([first.ravel(), last.ravel()])
         t = np.concatenate([thr.ravel(), thr.ravel()])
+        if self.any_reads:
+            self._after_reads(g, t, ins if ins is not None else m.prog.code[m.current_pc].instr)
         self.g_writer[g] = t + 1
-        self.g_epoch[g] = self.clocks.own[t]
         self.g_fenced[g] = 0
         self.g_time[g] = m.steps
         self.g_index[g] = _index(m, ins if ins is not None else m.prog.code[m.current_pc].instr)
         self.dirty.append(g)
         if len(self.dirty) > 64:
             self.dirty = [np.unique(np.concatenate(self.dirty))]
+
+    def _after_reads(self, g: np.ndarray, t: np.ndarray, ins) -> None:
+        """Writes by threads ``t`` to granules ``g`` must follow the completion of every mma/cp that
+        read them, as observed through the commit's mbarrier (directly or by synchronization)."""
+        r = self.g_reader[g] - 1
+        has = r >= 0
+        if not has.any():
+            return
+        c = self.clocks
+        g, t, r = g[has], t[has], r[has]
+        ok = c.vc[t, c.D + c.lt[r] // 32] >= self.g_rcount[g]
+        if not ok.all():
+            j = int(np.flatnonzero(~ok)[0])
+            self._report("smem-overwrite", SEC_PROXY, _instr(self.m, int(self.g_rindex[g[j]])), ins,
+                         _threads(self.m, [int(t[j])]), "shared memory an asynchronous tcgen05 operation reads is "
+                         "overwritten before the writing thread observed its completion (tcgen05.commit -> "
+                         "mbarrier wait)")
+
+    def async_dest(self, thread: int, dsts, ins) -> None:
+        """A bulk/TMA copy issued by ``thread`` will write ``dsts`` (slices or flat byte indices)."""
+        if not self.any_reads:
+            return
+        parts = [np.arange(d.start >> 4, (d.stop + 15) >> 4) if isinstance(d, slice)
+                 else np.unique(np.asarray(d, dtype=np.int64) >> 4) for d in dsts]
+        g = np.unique(np.concatenate(parts))
+        self._after_reads(g, np.full(g.size, thread), ins)
 
     def async_write(self, dst) -> None:
         """The async proxy (bulk copy, TMA load) wrote shared bytes ``dst`` (a slice or flat indices)."""
@@ -475,7 +533,7 @@ class Hazards:
             late = self.g_time[g] > issued
             if late.any():
                 j = int(np.flatnonzero(late)[0])
-                raise hazard("smem-overwrite", SEC_PROXY, ins, _instr(m, int(self.g_index[g[j]])),
+                self._report("smem-overwrite", SEC_PROXY, ins, _instr(m, int(self.g_index[g[j]])),
                              _threads(m, [thread]), "shared memory an issued asynchronous operation still reads "
                              "(it reads at completion) is overwritten before the operation completed")
         w = self.g_writer[g] - 1
@@ -486,7 +544,7 @@ class Hazards:
         unf = self.g_fenced[g] == 0
         if unf.any():
             j = int(np.flatnonzero(unf)[0])
-            raise hazard("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
+            self._report("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
                          f"{_threads(m, [int(w[j])])} then {_threads(m, [thread])}",
                          "the async proxy reads shared memory written through the generic proxy with no "
                          "fence.proxy.async by the writing thread after the write")
@@ -494,7 +552,7 @@ class Hazards:
         late = other & (vc[c.lt[w]] < self.g_fenced[g])
         if late.any():
             j = int(np.flatnonzero(late)[0])
-            raise hazard("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
+            self._report("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
                          f"{_threads(m, [int(w[j])])} then {_threads(m, [thread])}",
                          "the async proxy reads shared memory written (and fenced with fence.proxy.async) by "
                          "another thread, with no synchronization ordering that fence before this instruction")
@@ -504,28 +562,39 @@ class Hazards:
 # Vector clocks, TMEM and shared-memory shadow state
 # ================================================================================================
 
+def _rows(idx: np.ndarray):
+    """``idx`` as a slice when it is one contiguous ascending run (a view instead of a copy)."""
+    if idx.size and int(idx[-1]) - int(idx[0]) + 1 == idx.size and (idx.size < 3 or bool((np.diff(idx) == 1).all())):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
 class Clocks:
     """Vector clocks of a machine's threads over their cluster (module docstring).
 
-    Columns ``[0, D)`` are thread epochs (cluster-local thread ``rank * ntid + tid``), columns
-    ``[D, 2D)`` commit counts: ``tcgen05.commit`` number ``c`` of thread ``u`` is known to thread
-    ``t`` when ``vc[t, D + u] >= c``; the committing thread itself learns it only from the mbarrier.
+    Columns ``[0, D)`` are thread epochs (cluster-local thread ``rank * ntid + tid``), the columns
+    after them commit counts per warp: ``tcgen05.commit`` number ``c`` of warp ``w`` is known to
+    thread ``t`` when ``vc[t, D + w] >= c``; the committing warp itself learns it only from the
+    mbarrier.
     """
 
     def __init__(self, m) -> None:
         self.D = m.cluster_size * m.ntid
         self.lt = (m.rank_of * m.ntid + m.tid_of).astype(np.int64)
         self.own = np.ones(m.T, dtype=np.int32)
-        self.commits = np.zeros(m.T, dtype=np.int32)
-        self.vc = np.zeros((m.T, 2 * self.D), dtype=np.int32)
+        self.commits = np.zeros(m.T // 32 + m.ncta + 1, dtype=np.int32)     # per warp
+        self.width = self.D + -(-self.D // 32)
+        self.vc = np.zeros((m.T, self.width), dtype=np.int32)
         self.vc[np.arange(m.T), self.lt] = 1
         self.vt = np.zeros_like(self.vc)          # what tcgen05.fence::after_thread_sync made visible
         self.vt_pending = np.zeros_like(self.vc)  # acquired, waiting for an after_thread_sync
         self.tfence = np.zeros(m.T, dtype=np.int32)   # epoch covered by the last before_thread_sync
+        self.fresh = np.zeros(m.T, dtype=bool)        # acquired something since the last after_thread_sync
 
     def payload(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(vc, vt) released by threads ``idx`` together (max over them), then their epochs advance."""
-        vc = self.vc[idx].max(axis=0)
+        idx = np.asarray(idx)
+        vc = self.vc[_rows(idx)].max(axis=0)
         vt_rows = self.vt[idx].copy()
         vt_rows[np.arange(idx.size), self.lt[idx]] = self.tfence[idx]
         vt = vt_rows.max(axis=0)
@@ -534,8 +603,14 @@ class Clocks:
         return vc, vt
 
     def acquire(self, idx: np.ndarray, vc: np.ndarray, vt: np.ndarray) -> None:
-        self.vc[idx] = np.maximum(self.vc[idx], vc)
-        self.vt_pending[idx] = np.maximum(self.vt_pending[idx], vt)
+        rows = _rows(np.asarray(idx))
+        if isinstance(rows, slice):
+            np.maximum(self.vc[rows], vc, out=self.vc[rows])
+            np.maximum(self.vt_pending[rows], vt, out=self.vt_pending[rows])
+        else:
+            self.vc[rows] = np.maximum(self.vc[rows], vc)
+            self.vt_pending[rows] = np.maximum(self.vt_pending[rows], vt)
+        self.fresh[rows] = True
 
     def before_thread_sync(self, idx: np.ndarray) -> None:
         self.tfence[idx] = self.own[idx]
@@ -543,7 +618,12 @@ class Clocks:
         self.vc[idx, self.lt[idx]] = self.own[idx]
 
     def after_thread_sync(self, idx: np.ndarray) -> None:
-        self.vt[idx] = np.maximum(self.vt[idx], self.vt_pending[idx])
+        rows = _rows(idx[self.fresh[idx]])
+        if isinstance(rows, slice):
+            np.maximum(self.vt[rows], self.vt_pending[rows], out=self.vt[rows])
+        elif rows.size:
+            self.vt[rows] = np.maximum(self.vt[rows], self.vt_pending[rows])
+        self.fresh[rows] = False
 
 
 def _index(m, ins) -> int:

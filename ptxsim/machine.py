@@ -103,7 +103,7 @@ class Machine:
 
     def __init__(self, program, geometry: Geometry, clusters, gmem: GlobalMemory, params: bytes,
                  faults, shared_bytes: int = 0, max_steps: int = 50_000_000, livelock_spins: int = 20_000,
-                 hazards: bool = False) -> None:
+                 hazards: frozenset | bool | None = None) -> None:
         self.prog = program
         self.geometry = geometry
         self.clusters = np.asarray(clusters, dtype=np.int64)
@@ -148,7 +148,8 @@ class Machine:
         self.max_steps = max_steps
         self._special: dict[str, np.ndarray] = {}
         #: the hazard checker (:mod:`ptxsim.hazards`), or None when off (handlers test ``m.hz``)
-        self.hz = Hazards(self) if hazards else None
+        self.hz = None if hazards is None or hazards is False else \
+            Hazards(self, frozenset() if hazards is True else hazards)      # the set: rule ids waived
 
     # -- extensions ---------------------------------------------------------------------------
 

@@ -97,6 +97,8 @@ def compile_bulk(ins, q, k):
                                   f"CTA's {m.smem_bytes} bytes of shared memory")
             data = m.gmem.gather(sa[j] + np.arange(size_j, dtype=np.uint64), 8, "cp.async.bulk source")
             dst = int(flat[j])
+            if m.hz is not None:
+                m.hz.async_dest(int(s.idx[j]), [slice(dst, dst + data.size)], ins)
             eng.pending.append(BulkCopy([slice(dst, dst + data.size)], data.astype(np.uint8), [int(mwords[j])], ins))
         m.epoch += 1
     return run

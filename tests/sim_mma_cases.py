@@ -114,7 +114,7 @@ class MmaKernel:
         words[16:18] = [zcm & 0xFFFFFFFF, zcm >> 32]
         words[18:23] = [d, a, meta, sfa, sfb]
         data[PARAMS:PARAMS + words.nbytes] = words.view(np.uint8)
-        dev = SimDevice(faults=faults, hazards=hazards)
+        dev = SimDevice(faults=faults) if hazards else SimDevice(faults=faults, hazards=False)
         module = dev.load(self.ptx)
         src = dev.memory.alloc(data.size)
         dev.memory.write(src, data.tobytes())

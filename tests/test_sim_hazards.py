@@ -7,7 +7,7 @@ import pytest
 
 from ptxsim import HazardError, SimDevice, SimError
 from tests.sim_ptx import run_kernel
-from tests.sim_ptx_hazards import LDST, without
+from tests.sim_ptx_hazards import CROSS, LDST, PROXY, without
 
 pytestmark = pytest.mark.reference
 
@@ -51,3 +51,53 @@ def test_register_of_tcgen05_ld_overwritten_before_wait_ld():
 
 def test_tcgen05_st_not_waited_before_tcgen05_ld():
     expect_hazard(without(LDST, "wait_st"), "ldst", "wait-st", "tcgen05.st", "tcgen05.ld", block=(32, 1, 1))
+
+
+def test_cross_warp_pattern_clean():
+    out = run_kernel(SimDevice(), CROSS, "cross", 32, block=(160, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(32))
+
+
+@pytest.mark.parametrize("tag,rule,second", [("after", "tcgen05-fence", "tcgen05.ld"),
+                                             ("before", "tcgen05-fence", "tcgen05.ld"),
+                                             ("sync", "tmem-race", "tcgen05.ld")])
+def test_cross_warp_pattern_broken(tag, rule, second):
+    expect_hazard(without(CROSS, tag), "cross", rule, "tcgen05.st", second, block=(160, 1, 1))
+
+
+def test_proxy_pattern_clean():
+    run_kernel(SimDevice(), PROXY, "proxy", 128, block=(128, 1, 1))
+
+
+@pytest.mark.parametrize("tag,rule,first,second", [
+    ("proxy", "proxy-fence", "st.shared", "tcgen05.cp"),
+    ("sync", "proxy-fence", "st.shared", "tcgen05.cp"),
+    ("after", "tcgen05-fence", "tcgen05.cp", "tcgen05.ld"),
+    ("wait", "async-read", "tcgen05.cp", "tcgen05.ld")])
+def test_proxy_pattern_broken(tag, rule, first, second):
+    expect_hazard(without(PROXY, tag), "proxy", rule, first, second, block=(128, 1, 1))
+
+
+def test_waived_rule_is_not_reported():
+    dev = SimDevice(waive_hazards=("tcgen05-fence",))
+    out = run_kernel(dev, without(CROSS, "after"), "cross", 32, block=(160, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(32))
+
+
+def test_shared_operand_overwritten_before_the_commit_was_observed():
+    commit = "    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];   // @commit\n"
+    early = PROXY.replace(commit, commit + "    st.shared.u32 [%r6], %r1;\n")
+    expect_hazard(early, "proxy", "smem-overwrite", "tcgen05.cp", "st.shared", block=(128, 1, 1))
+    wait = "    @!%p3 bra WAIT;                                                      // @wait\n"
+    late = PROXY.replace(wait, wait + "    st.shared.u32 [%r6], %r1;\n")
+    run_kernel(SimDevice(), late, "proxy", 128, block=(128, 1, 1))
+
+
+def test_thread_exits_with_a_tcgen05_ld_not_waited_for():
+    ptx = without(without(LDST, "wait_ld"), "dealloc")
+    expect_hazard(ptx, "ldst", "exit-pending", "tcgen05.ld", "ret", block=(32, 1, 1))
+
+
+def test_tcgen05_ld_of_columns_an_uncommitted_cp_writes():
+    ptx = without(without(PROXY, "commit"), "wait")
+    expect_hazard(ptx, "proxy", "async-write", "tcgen05.cp", "tcgen05.ld", block=(128, 1, 1))
