@@ -109,7 +109,7 @@ def handle(args) -> int:
         report(merged)
         return 0
     pytest_args = [tests, "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:warnings", "-qq", "--no-header",
-                   "--device", "sim", "--level", args.level, "-m", args.marker, "-p", "no:randomly"]
+                   "--device", "sim", "--sim-hazards", "on", "--level", args.level, "-m", args.marker, "-p", "no:randomly"]
     if args.keyword:
         pytest_args += ["-k", args.keyword]
 
