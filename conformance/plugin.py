@@ -49,6 +49,8 @@ def pytest_configure(config) -> None:
     import os
 
     _configure_readings(config)
+    config.addinivalue_line("markers", "hazard_kernel(name, ptx): the kernel a test runs, for tcgen05-cts hazard-score "
+                                       "(conformance/harness/hazard_score.py)")
     files = config.getoption("faults_from")
     if files:
         os.environ["TCGEN05_CTS_SIM_FAULTS_FROM"] = os.pathsep.join(os.path.abspath(f) for f in files)
