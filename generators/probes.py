@@ -186,6 +186,9 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
     Probe("Q-SFB-2CTA", "tcgen05.mma kind::mxf8f6f4 cta_group::2 M=256 N=256: lead = all N scale factors of B in each "
           "CTA, split = each CTA's SFB its N/2 columns (laid out for N/2)",
           lambda c: c.family == "mma" and _p(c, kind="mxf8f6f4", cta_group=2, sparse=False)),
+    Probe("Q-SFB-2X2", "tcgen05.mma kind::mxf8f6f4 cta_group::2 M=128 N=64, random scale factor per B column: "
+          "replicated = all 64 columns in every lane quarter, by-datapath = columns 0-31 in lanes 0-63, 32-63 in 64-127",
+          lambda c: False, make_case=_mma_case("mxf8f6f4", 128, 64, cta_group=2, sparse=False)),
     Probe("Q-E-ZERO", "tcgen05.mma kind::tf32 D f32, C = 0: products 2^-145, -2^-165 and a zero product per element",
           _tf32_f32, _mma_with(_tiny_products)),
     Probe("Q-I8-SAT", "tcgen05.mma kind::i8 (s8 A) .satfinite with enable-input-d M=128 N=64: C = 2^31 - 101, "
@@ -318,6 +321,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
         out.append("Q-LAYOUT-C")
     if p.get("cta_group") == 2 and p.get("kind") in BLOCK_SCALED_KINDS:
         out.append("Q-SFB-2CTA")
+        if p.get("m") == 128:
+            out.append("Q-SFB-2X2")
     if p.get("lbo_mode") == "relative_lbo_set" and (_k_major_swizzled(p.get("a_operand"))
                                                      or _k_major_swizzled(p.get("b_layout"))):
         out.append("Q-LBO-KSW")

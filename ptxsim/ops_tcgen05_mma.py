@@ -269,7 +269,7 @@ class MmaExecution:
         f, d = self.form, self.iss.desc
         sf = f.scale_factor_count(d)
 
-        def per_cta(addr, mn, cta, sid):
+        def per_cta(addr, mn, cta, sid, by_half=False):
             lane, col = split(addr)
             # CUTLASS's reading (cute/arch/mma_sm100_desc.hpp, make_runtime_instr_desc_block_scaled): a
             # sub-word TMEM address carries the byte offset in bits 31:30, and CuTe hands that address to
@@ -282,13 +282,14 @@ class MmaExecution:
             if lane:
                 raise _err("scale factor address", "lane of a scale factor address", "0 (all 4 lane quarters)", lane,
                            "9.7.16.10.7")
-            cols = col + np.arange(TO.scale_factor_span(mn, sf, sid))
+            cols = col + np.arange(TO.scale_factor_span(mn // 2 if by_half else mn, sf, sid))
             self.tc.require_cells(cta, np.arange(128)[:, None], cols[None, :], "tcgen05.mma scale factors")
-            return TO.replicated(TO.read_scale_factors(self.tc.tmem[cta][:, cols], mn, sf, sid))
+            return TO.replicated(TO.read_scale_factors(self.tc.tmem[cta][:, cols], mn, sf, sid, by_half))
         sa = np.concatenate([per_cta(self.iss.sfa, self.mc, c, a_id) for c in self.ctas])
         parts = TO.scale_b_parts(d.n, f.group)          # spec question Q-SFB-2CTA
         owners = [self.iss.cta] if len(parts) == 1 else self.ctas
-        sb = np.concatenate([per_cta(self.iss.sfb, cols, owners[i], b_id) for i, _, cols in parts])
+        halves = TO.scale_b_by_half(d.m, f.group)       # spec question Q-SFB-2X2
+        sb = np.concatenate([per_cta(self.iss.sfb, cols, owners[i], b_id, halves) for i, _, cols in parts])
         return ScaleFactors(sa, sb, a_id, b_id, d.scale_type)
 
     # -- the MMA ----------------------------------------------------------------------------------

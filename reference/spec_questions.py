@@ -201,6 +201,18 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
      ], "lead", "kind::mxf8f6f4 cta_group::2 M=256 N=256, SFB placed once as each reading says (lead: all N in both "
                 "CTAs; split: N/2 per CTA)",
        ["docs/clients.md C3", "issue 16 (SFB under cta_group::2)"]),
+    _q("Q-SFB-2X2", "cta_group::2 M = 128 block scaling: B's scale factors in every lane quarter or split by "
+                    "data-path half", ["9.7.16.10.7", "9.7.16.10.5"], [
+        ("replicated", "every 32-lane quarter holds all N columns (column n at lane n % 32, cell n // 32)",
+         ["§9.7.16.10.7 'Scale factors for A and B matrices need to be duplicated to all 32 lane partitions' "
+          "(ptx-9.7.16-tcgen05.md:2288)", "reference/tmem_mma_operands.py pack_scale_factors", "docs/clients-cute.md CU7"]),
+        ("by-datapath", "column n at lane 64 * (n // (N/2)) + n % 32 (and 32 lanes up), cell (n % (N/2)) // 32: "
+                        "each data-path half of the 2x2 D layout holds the N/2 columns it computes",
+         ["CuTe ScaleFactorDuplicated2by2 (cute/atom/mma_traits_sm100.hpp:3677-3678, tmem_sf_frg SFB branch "
+          "lines 861-870)", "docs/clients-cute.md CU7"]),
+     ], "replicated", "kind::mxf8f6f4 cta_group::2 M=128 N=64, distinct scale factors per B column, SFB placed as each "
+                      "reading says: columns 32-63 read from lanes 64-127 cell 0 or from lanes 0-127 cell 1",
+       ["docs/clients-cute.md CU7"]),
     _q("Q-DESC-53-60", "Shared memory descriptor bits 53-60: 'Fixed constant value of 0xb00000000'", ["9.7.16.4.1"], [
         ("zero", "the field is 0 (the hex prefix is a typo for eight zero bits); bits 46-48 hold the constant 0b001",
          ["NOTES.md item 2", "CUTLASS UMMA::SmemDescriptor (writes 1 << 46 and nothing above bit 48)"]),

@@ -45,6 +45,14 @@ K != 96, ``u < 4`` and this is the layout above. Not confirmed on hardware.
 per CTA (each CTA's SFA holds its M/2 rows, as A). B's: ``lead`` (the pick) -- the issuing CTA's SFB
 holds all N columns; ``split`` -- each CTA's SFB holds its own N/2 columns (CTA 0: 0..N/2-1, CTA 1:
 N/2..N-1) at the same address, laid out as an operand of N/2 columns.
+
+**cta_group::2 M = 128, B's scale factors over the lane quarters** (spec question ``Q-SFB-2X2``,
+:func:`scale_b_by_half`): ``replicated`` (the pick) -- every quarter holds all columns of the part, as
+above; ``by-datapath`` (CuTe's ``ScaleFactorDuplicated2by2``, docs/clients-cute.md CU7) -- the first
+half of the part's columns is laid out (as an operand of half the columns) in quarters 0-1, the second
+half in quarters 2-3: column n at lane ``64 * (n // (N/2)) + n % 32`` (and 32 lanes up), column
+``(n % (N/2)) // 32``, the columns each data-path half of the M = 128 2x2 layout computes. Decision:
+under ``Q-SFB-2CTA=split`` each CTA's part is halved the same way.
 """
 
 from __future__ import annotations
@@ -192,8 +200,13 @@ def check_scale_id(sf: int, scale_id: int) -> None:
             f"scale factor id with {sf} scale factors per row", " or ".join(map(str, legal)), scale_id))
 
 
-def pack_scale_factors(codes, scale_id: int = 0) -> np.ndarray:
-    """``uint32[128, columns]``: ``codes[x, s]`` (uint8, mn x SF) placed in every lane quarter."""
+def pack_scale_factors(codes, scale_id: int = 0, by_half: bool = False) -> np.ndarray:
+    """``uint32[128, columns]``: ``codes[x, s]`` (uint8, mn x SF) placed in every lane quarter, or with
+    ``by_half`` (``Q-SFB-2X2``, module docstring) the first mn/2 in quarters 0-1, the rest in 2-3."""
+    if by_half:
+        h = len(codes) // 2
+        lo, hi = pack_scale_factors(codes[:h], scale_id), pack_scale_factors(codes[h:], scale_id)
+        return np.concatenate([lo[:2 * QUARTER], hi[2 * QUARTER:]])
     c = np.asarray(codes, dtype=np.uint32)
     mn, sf = c.shape
     cells = np.zeros((QUARTER, scale_factor_span(mn, sf, scale_id)), dtype=np.uint32)
@@ -205,8 +218,13 @@ def pack_scale_factors(codes, scale_id: int = 0) -> np.ndarray:
     return np.tile(cells, (4, 1))
 
 
-def read_scale_factors(cells, mn: int, sf: int, scale_id: int) -> np.ndarray:
-    """``uint8[4, mn, SF]``: the scale factors as each lane quarter holds them (cells: 128 lanes)."""
+def read_scale_factors(cells, mn: int, sf: int, scale_id: int, by_half: bool = False) -> np.ndarray:
+    """``uint8[4, mn, SF]``: the scale factors as each lane quarter holds them (cells: 128 lanes); with
+    ``by_half`` (``Q-SFB-2X2``) ``uint8[2, mn, SF]``: as quarters 0 and 1, 2 and 3 hold them."""
+    if by_half:
+        h = mn // 2
+        lo, hi = read_scale_factors(cells, h, sf, scale_id), read_scale_factors(cells, mn - h, sf, scale_id)
+        return np.concatenate([lo[:2], hi[2:]], axis=1)
     check_scale_id(sf, scale_id)
     w = np.asarray(cells, dtype=np.uint32).reshape(4, QUARTER, -1)
     x = np.arange(mn)
@@ -223,6 +241,12 @@ def scale_b_parts(n: int, cta_group: int, reading: str | None = None) -> tuple[t
     if cta_group == 2 and resolve("Q-SFB-2CTA", reading) == "split":
         return ((0, 0, n // 2), (1, n // 2, n // 2))
     return ((0, 0, n),)
+
+
+def scale_b_by_half(m: int, cta_group: int, reading: str | None = None) -> bool:
+    """Whether B's scale factors are split over the data-path halves (§9.7.16.10.7; module docstring):
+    spec question ``Q-SFB-2X2``, cta_group::2 M = 128 only (None = the reading in force)."""
+    return cta_group == 2 and m == 128 and resolve("Q-SFB-2X2", reading) == "by-datapath"
 
 
 def replicated(per_quarter: np.ndarray) -> np.ndarray:

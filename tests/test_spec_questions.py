@@ -109,6 +109,33 @@ def test_scale_b_parts_readings():
     assert scale_b_parts(64, 1, reading="split") == ((0, 0, 64),)          # one CTA: nothing to split
 
 
+def test_scale_b_by_half_layout():
+    """§9.7.16.10.7, Q-SFB-2X2 (docs/clients-cute.md CU7): column n of N = 64 at lane 64*(n // 32) + n % 32
+    (and 32 lanes up), cell (n % 32) // 32 = 0, under by-datapath; lane n % 32 of every quarter, cell n // 32,
+    replicated. Checked by hand-placed bytes, not by the packer."""
+    from reference.tmem_mma_operands import (
+        pack_scale_factors,
+        read_scale_factors,
+        replicated,
+        scale_b_by_half,
+    )
+
+    codes = (np.arange(64, dtype=np.uint8) + 1)[:, None]
+    by_half = pack_scale_factors(codes, 0, by_half=True)
+    assert by_half.shape == (128, 1)
+    n = np.arange(64)
+    for up in (0, 32):
+        assert (by_half[64 * (n // 32) + n % 32 + up, 0] & 0xFF).tolist() == codes[:, 0].tolist()
+    flat = pack_scale_factors(codes, 0)
+    assert flat.shape == (128, 2) and all((flat[32 * q + n % 32, n // 32] & 0xFF).tolist() == codes[:, 0].tolist()
+                                          for q in range(4))
+    assert replicated(read_scale_factors(by_half, 64, 1, 0, by_half=True))[:, 0].tolist() == codes[:, 0].tolist()
+    with pytest.raises(SpecError, match="duplicated to all 32 lane partitions"):
+        replicated(read_scale_factors(np.concatenate([by_half, by_half], axis=1), 64, 1, 0))
+    assert scale_b_by_half(128, 2, reading="by-datapath") and not scale_b_by_half(128, 2, reading="replicated")
+    assert not scale_b_by_half(256, 2, reading="by-datapath") and not scale_b_by_half(128, 1, reading="by-datapath")
+
+
 def test_questions_of_cases():
     probe = {q: probe_case(q) for q in PROBES}
     assert "Q-ZCM-SPAN" in questions_of(probe["Q-ZCM-SPAN"])
@@ -120,6 +147,7 @@ def test_questions_of_cases():
     assert set(questions_of(probe["Q-CP-NIBBLE"])) - {"Q-BASE-OFFSET"} == {"Q-CP-NIBBLE"}
     assert "Q-K96-SFW" in questions_of(probe["Q-K96-SFW"])
     assert "Q-SFB-2CTA" in questions_of(probe["Q-SFB-2CTA"])
+    assert "Q-SFB-2X2" in questions_of(probe["Q-SFB-2X2"]) and "Q-SFB-2X2" not in questions_of(probe["Q-SFB-2CTA"])
     assert "Q-LAYOUT-C" in questions_of(probe["Q-LAYOUT-C"])
     assert "Q-ZCM-SHIFT" in questions_of(probe["Q-ZCM-SHIFT"])
     assert set(questions_of(probe["Q-META-0110"])) <= {"Q-BASE-OFFSET"}     # the suite never feeds 0b0110

@@ -358,10 +358,11 @@ def _row_region(layout, cells: np.ndarray, ctas: int, rng, lane_offset: int = 0)
     return out
 
 
-def _scale_region(codes: np.ndarray, scale_id: int, rng) -> np.ndarray:
-    """Scale factors at byte ``scale_id`` of their cells; the other bytes random (same in every quarter)."""
-    cells = TO.pack_scale_factors(codes, scale_id)
-    keep = TO.pack_scale_factors(np.full(np.shape(codes), 0xFF), scale_id)      # the bytes the MMA reads
+def _scale_region(codes: np.ndarray, scale_id: int, rng, by_half: bool = False) -> np.ndarray:
+    """Scale factors at byte ``scale_id`` of their cells; the other bytes random (same in every quarter).
+    ``by_half``: B's halves in quarters 0-1 and 2-3 (spec question Q-SFB-2X2)."""
+    cells = TO.pack_scale_factors(codes, scale_id, by_half)
+    keep = TO.pack_scale_factors(np.full(np.shape(codes), 0xFF), scale_id, by_half)     # the bytes the MMA reads
     noise = np.tile(V.random_words(rng, (32, cells.shape[1])), (4, 1)) & ~keep
     return cells | noise
 
@@ -425,7 +426,9 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     if op.block_scaled:
         tmem["sfa"] = [_scale_region(logical.scale_a[c * mc:(c + 1) * mc], op.a_scale_id, rng) for c in range(cg)]
         parts = TO.scale_b_parts(op.n, cg)          # spec question Q-SFB-2CTA: all N in each CTA, or halves
-        sfb = [_scale_region(logical.scale_b.T[first:first + ncols], op.b_scale_id, rng) for _, first, ncols in parts]
+        halves = TO.scale_b_by_half(op.m, cg)          # spec question Q-SFB-2X2: replicated, or by data-path half
+        sfb = [_scale_region(logical.scale_b.T[first:first + ncols], op.b_scale_id, rng, halves)
+               for _, first, ncols in parts]
         tmem["sfb"] = sfb * cg if len(sfb) == 1 else sfb
     cols = FIXED_COLUMNS
     if placed:
