@@ -143,6 +143,13 @@ def _saturating_products(logical):
     return replace(out, c=np.full_like(logical.c, 2 ** 31 - 101))
 
 
+def _st_preloaded(case: Case) -> CaseInputs:
+    """Q-UNPACK-UPPER: the st case's inputs with the stored region preloaded with random words."""
+    from generators.inputs.movement import st_inputs
+
+    return st_inputs(case, np.random.default_rng(seed_of(case.case_id)), preloaded=True)
+
+
 def _tf32_f32(c: Case) -> bool:
     return c.family == "mma" and _p(c, kind="tf32", d_type="f32", ashift=False, lbo_mode="relative", sparse=False)
 
@@ -212,6 +219,8 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma" and _p(c, k=96, n=16)),
     Probe("Q-SHIFT-ROW0", "tcgen05.shift.down on random Tensor Memory: row 0 afterwards (old content or zero)",
           lambda c: c.family == "shift"),
+    Probe("Q-UNPACK-UPPER", "tcgen05.st .unpack::16b over preloaded random Tensor Memory, cells read back: "
+          "bits 16-31 zero, or the preloaded bits", lambda c: c.family == "st" and _p(c, unpack=True), _st_preloaded),
     Probe("Q-CP-NIBBLE", "tcgen05.cp .b8x16.b4x16_p64 (4-bit to 8-bit decompression), then tcgen05.ld",
           lambda c: c.family == "cp" and _p(c, decompress="b4x16_p64")),
     Probe("Q-ASHIFT-ROW0", "tcgen05.mma kind::f16 .ashift M=128 N=8 (A in Tensor Memory): D row 0",
@@ -289,6 +298,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
         return based + (("Q-CP-NIBBLE",) if p.get("decompress") == "b4x16_p64" else ())
     if case.family == "shift":          # row 0 is compared only once the reading was chosen
         return ("Q-SHIFT-ROW0",) if is_explicit("Q-SHIFT-ROW0") else ()
+    if case.family == "st" and p.get("unpack"):     # likewise the upper half of .unpack::16b cells
+        return ("Q-UNPACK-UPPER",) if is_explicit("Q-UNPACK-UPPER") else ()
     if not case.family.startswith("mma") and case.family != "sync":
         return based
     out = list(based)

@@ -75,6 +75,7 @@ class PendingStores:
     cols: np.ndarray
     vals: np.ndarray
     pending: np.ndarray
+    kept: int = 0                  # bits of each cell the store leaves as they were (.unpack::16b, Q-UNPACK-UPPER)
 
 
 class TensorCore:
@@ -203,13 +204,17 @@ class TensorCore:
             p.effect()
             hz.end_effect(p.hz, thread)
 
-    def issue_stores(self, key: np.ndarray, cta, lanes, cols, vals) -> None:
+    def issue_stores(self, key: np.ndarray, cta, lanes, cols, vals, kept: int = 0) -> None:
         """Queue the cells of one ``tcgen05.st`` (rows owned by the threads ``key``, see
         :class:`PendingStores`); they are written at the owners' ``tcgen05.wait::st``."""
         self.m.epoch += 1
         rows = np.broadcast_to(np.asarray(key), (np.shape(lanes)[0],))
         self.stores.append(PendingStores(rows, np.broadcast_to(cta, np.shape(lanes)), lanes, cols, vals,
-                                         np.ones(rows.shape, dtype=bool)))
+                                         np.ones(rows.shape, dtype=bool), kept))
+
+    def _write(self, batch: PendingStores, where, vals) -> None:
+        kept = np.uint32(batch.kept)
+        self.tmem[where] = (self.tmem[where] & kept) | vals if kept else vals
 
     def wait_stores(self, threads) -> None:
         """Apply, in issue order, the queued stores owned by ``threads`` (§9.7.16.8.4 wait::st).
@@ -221,10 +226,10 @@ class TensorCore:
         for batch in self.stores:
             mine = batch.pending & np.isin(batch.key, threads)
             if mine.all():
-                self.tmem[batch.cta, batch.lanes, batch.cols] = batch.vals
+                self._write(batch, (batch.cta, batch.lanes, batch.cols), batch.vals)
                 continue
             if mine.any():
-                self.tmem[batch.cta[mine], batch.lanes[mine], batch.cols[mine]] = batch.vals[mine]
+                self._write(batch, (batch.cta[mine], batch.lanes[mine], batch.cols[mine]), batch.vals[mine])
                 batch.pending = batch.pending & ~mine
             keep.append(batch)
         self.stores = keep

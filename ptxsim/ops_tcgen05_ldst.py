@@ -37,6 +37,7 @@ from reference.tmem_fragments import (
     check_ld_red,
     fragment_map,
     reduce_lane,
+    unpack_kept_bits,
 )
 
 WARP = 32
@@ -217,5 +218,6 @@ def compile_st(ins, q, k):
         if m.hz is not None:
             m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.st", write=True)
             m.hz.after_st(s, acc.cta, lanes, cols, index)
-        tc.issue_stores(np.repeat(s.idx[acc.starts], acc.sizes), acc.cta[:, None], lanes, cols, regs)
+        tc.issue_stores(np.repeat(s.idx[acc.starts], acc.sizes), acc.cta[:, None], lanes, cols, regs,
+                        unpack_kept_bits() if unpack else 0)         # spec question Q-UNPACK-UPPER
     return run

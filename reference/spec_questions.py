@@ -131,6 +131,16 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["§9.7.16.9.3 'shifting ... downwards across all the rows, except the last' (says nothing of row 0)"]),
      ], "keeps", "tcgen05.shift.cta_group::1.down on random Tensor Memory, then read row 0 back",
        ["docs/tmem.md", "reference/tmem_shift.py"]),
+    _q("Q-UNPACK-UPPER", "tcgen05.st .unpack::16b: what bits 16-31 of each written cell hold", ["9.7.16.8.2", "9.7.16.8.4"], [
+        ("zero", "each 16-bit half is written zero-extended: bits 16-31 of the cell become 0",
+         ["§9.7.16.10.4.1 'a Tensor Memory word would contain a single 16-bit element in its lower 16 bits' "
+          "(ptx-9.7.16-tcgen05.md:1917-1919)", "reference/tmem_fragments.py", "docs/tmem.md (pack/unpack, Figure 193)"]),
+        ("preserved", "only bits 0-15 of the cell are written; bits 16-31 keep what the cell held before the store",
+         ["§9.7.16.8.2 'unpacked into two 16-bit chunks' (ptx-9.7.16-tcgen05.md:1169, 1425-1427: says nothing of the "
+          "upper half)", "CUTLASS *_16b tcgen05.st atoms (ValID covers bits 0-15 of each column only)"]),
+     ], "zero", "tcgen05.st .unpack::16b over preloaded random Tensor Memory, then read the cells back (bits 16-31: "
+                "0 or the preloaded bits)",
+       ["docs/tmem.md (.unpack::16b upper bits)", "reference/tmem_fragments.py"]),
     _q("Q-DOL-2CTA", "disable-output-lane under cta_group::2: which bits name which CTA's lanes", ["9.7.16.10.9.1"], [
         ("cta-halves", "bit b (bit b % 32 of element b // 32) is lane b % 128 of CTA b // 128 of the pair "
                        "(CTA 0 holds D rows 0..M/2-1)", ["the vector size 8 for ::2 (2 x 128 lanes)", "docs/mma.md"]),

@@ -25,8 +25,11 @@ Triton's ``getTileLayout`` (triton-lang/triton ``lib/Dialect/TritonNvidiaGPU/IR/
 ``ValID`` keeps bits 0-15 of every 32-bit column): the 16-bit half ``h`` of register ``i`` is the
 low 16 bits of column ``C + base + 2*u + h`` where ``dc = base + u`` above (``base`` is the
 ``immHalfSplitoff`` term of .16x32bx2, 0 otherwise): the Tensor Memory footprint doubles in columns.
-The upper 16 bits of a cell are ignored by ``.pack::16b``; ``.unpack::16b`` writes them as 0
-(the text is silent; D packing §9.7.16.10.4.1 keeps 16-bit elements in the low half).
+The upper 16 bits of a cell are ignored by ``.pack::16b``; what ``.unpack::16b`` leaves in them
+is spec question ``Q-UNPACK-UPPER`` (:func:`unpack_kept_bits`): ``zero`` (the pick) writes 0 (D
+packing §9.7.16.10.4.1 keeps 16-bit elements in the low half of a word, upper half zero), ``preserved``
+writes the low 16 bits only (the cell's upper half keeps what it held). The text is silent; the suite
+compares the upper half only once the reading was chosen (:func:`unpack_upper_compared`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import is_explicit, resolve
 from reference.tables import LDST_SHAPES, ldst_registers
 from reference.tmem import (
     COLUMNS,
@@ -184,11 +188,25 @@ def ld(tmem: TensorMemory, taddr, shape: str, num: int, *, pack: bool = False,
     return regs.astype(np.uint32)
 
 
+def unpack_kept_bits(reading: str | None = None) -> int:
+    """Bits of a cell ``tcgen05.st .unpack::16b`` leaves as they were (§9.7.16.8.2, spec question
+    ``Q-UNPACK-UPPER``): none under ``zero`` (bits 16-31 written 0), bits 16-31 under ``preserved``."""
+    return 0xFFFF0000 if resolve("Q-UNPACK-UPPER", reading) == "preserved" else 0
+
+
+def unpack_upper_compared(before_known: bool) -> bool:
+    """Whether the upper half of ``.unpack::16b`` cells has an expected value: only once
+    ``Q-UNPACK-UPPER``'s reading was chosen (``--reading``, a probe), and under ``preserved`` only
+    where the cell's content before the store is known."""
+    return is_explicit("Q-UNPACK-UPPER") and (before_known or not unpack_kept_bits())
+
+
 def st(tmem: TensorMemory, taddr, registers, shape: str, num: int, *, unpack: bool = False,
        half_split: int | None = None, warp_id: int | None = None) -> None:
     """``tcgen05.st.sync.aligned.<shape>.x<num>{.unpack::16b}.b32``: write registers[thread, reg].
 
-    §9.7.16.8.4. With ``unpack`` each 16-bit half goes to the low bits of its own cell.
+    §9.7.16.8.4. With ``unpack`` each 16-bit half goes to the low bits of its own cell; the upper
+    half as :func:`unpack_kept_bits` says (spec question ``Q-UNPACK-UPPER``).
     """
     fmap = fragment_map(shape, num, pack=unpack, half_split=half_split, op="st")
     regs = np.asarray(registers, dtype=np.uint64)
@@ -200,6 +218,7 @@ def st(tmem: TensorMemory, taddr, registers, shape: str, num: int, *, unpack: bo
     values = regs[t, r]
     if unpack:
         values = ((values >> (16 * h).astype(np.uint64)) & 0xFFFF) | (UNPACK_UPPER_HALF << 16)
+        values = values | (tmem.cells[lanes, cols].astype(np.uint64) & unpack_kept_bits())
     tmem.cells[lanes, cols] = values.astype(np.uint32)
 
 
@@ -277,5 +296,5 @@ def ld_red(tmem: TensorMemory, taddr, shape: str, num: int, op: str, dtype: str,
 __all__ = [
     "FragmentMap", "fragment_map", "absolute_cells", "ld", "st", "ld_red", "reduce_lane", "check_ld_red",
     "check_half_split", "LDST_SHAPES", "SHAPE_LANES", "RED_SHAPES", "RED_OPS", "RED_TYPES",
-    "CANONICAL_NAN", "UNPACK_UPPER_HALF",
+    "CANONICAL_NAN", "UNPACK_UPPER_HALF", "unpack_kept_bits", "unpack_upper_compared",
 ]

@@ -136,6 +136,21 @@ def test_scale_b_by_half_layout():
     assert not scale_b_by_half(256, 2, reading="by-datapath") and not scale_b_by_half(128, 1, reading="by-datapath")
 
 
+def test_unpack_upper_readings():
+    """§9.7.16.8.2, Q-UNPACK-UPPER: .unpack::16b writes the halves' low 16 bits; bits 16-31 are 0 (zero)
+    or the old cell's (preserved)."""
+    from reference.tmem import TensorMemory, TmemAddress
+    from reference.tmem_fragments import st
+
+    regs = np.full((32, 1), 0x1234ABCD, dtype=np.uint64)
+    for rid, upper in (("zero", 0), ("preserved", 0xBEEF0000)):
+        tm = TensorMemory()
+        tm.cells[:, :] = 0xBEEFBEEF
+        with SQ.following({"Q-UNPACK-UPPER": rid}):
+            st(tm, TmemAddress(0, 0), regs, "32x32b", 1, unpack=True, warp_id=0)
+        assert [int(tm.cells[5, c]) for c in range(3)] == [upper | 0xABCD, upper | 0x1234, 0xBEEFBEEF], rid
+
+
 def test_questions_of_cases():
     probe = {q: probe_case(q) for q in PROBES}
     assert "Q-ZCM-SPAN" in questions_of(probe["Q-ZCM-SPAN"])
@@ -151,6 +166,9 @@ def test_questions_of_cases():
     assert "Q-LAYOUT-C" in questions_of(probe["Q-LAYOUT-C"])
     assert "Q-ZCM-SHIFT" in questions_of(probe["Q-ZCM-SHIFT"])
     assert set(questions_of(probe["Q-META-0110"])) <= {"Q-BASE-OFFSET"}     # the suite never feeds 0b0110
+    assert questions_of(probe["Q-UNPACK-UPPER"]) == ()         # the upper half is compared once the reading is chosen
+    with SQ.following({"Q-UNPACK-UPPER": "preserved"}):
+        assert questions_of(probe["Q-UNPACK-UPPER"]) == ("Q-UNPACK-UPPER",)
     # base offset: from the synthesized descriptors when the inputs are known
     from generators.inputs import synthesize
 

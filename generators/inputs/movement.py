@@ -75,8 +75,9 @@ def ld_inputs(case, rng) -> CaseInputs:
     return CaseInputs(rec, blocks.blocks(), LANES * nregs, logical, decisions)
 
 
-def st_inputs(case, rng) -> CaseInputs:
-    """tcgen05.st: registers from the in block, the touched columns read back (not preloaded)."""
+def st_inputs(case, rng, preloaded: bool = False) -> CaseInputs:
+    """tcgen05.st: registers from the in block, the touched columns read back (not preloaded, or with
+    ``preloaded`` random words: the probe of spec question Q-UNPACK-UPPER)."""
     p = case.params
     nregs = ldst_registers(p["shape"], p["num"], op="st")
     fmap = fragment_map(p["shape"], p["num"], pack=bool(p.get("unpack")), half_split=p["imm"], op="st")
@@ -84,9 +85,14 @@ def st_inputs(case, rng) -> CaseInputs:
     _fits(p["column"], width, case.instruction.split(" ")[0])
     regs = V.random_words(rng, (LANES, nregs))
     blocks = InBlocks(1)
+    cells = V.random_words(rng, (LANES, width)) if preloaded else None
     rec = {"taddr": (p["lane_offset"] << 16) | p["column"], "regs_src": blocks.add(register_bytes(regs)),
            "readback": [p["column"], width]}
-    logical = {"regs": regs, "region": _region(p["column"], None, 1, width)}
+    if preloaded:
+        pre = Preloads(blocks)
+        pre.add(p["column"], [cells])
+        rec["preload"] = pre.record()
+    logical = {"regs": regs, "region": _region(p["column"], None if cells is None else cells[None], 1, width)}
     return CaseInputs(rec, blocks.blocks(), LANES * width, logical)
 
 

@@ -86,9 +86,10 @@ def ld_kernel(instruction: str, nregs: int, red: bool = False) -> KernelSpec:
 
 
 def st_kernel(instruction: str, nregs: int) -> KernelSpec:
-    """Load registers, run the store under test in all 4 warps, wait::st, read TMEM back."""
+    """Load registers, (preload TMEM: the record's preload slots, empty but for the probe of spec
+    question Q-UNPACK-UPPER), run the store under test in all 4 warps, wait::st, read TMEM back."""
     regs = _vec(nregs)
-    steps = [_TA, LoadRegs(regs), Alloc(512),
+    steps = [_TA, LoadRegs(regs), Alloc(512), Preload(),
              Warps(_WARP_TADDR + (instruction, "tcgen05.wait::st.sync.aligned;"), ops=("st", "wait::st"))]
     steps += [Raw(tuple(thread_sync_lines())), Readback(), Dealloc(512)]
     return _kernel("st", instruction, steps, features=("tcgen05.st",))

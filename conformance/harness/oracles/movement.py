@@ -4,7 +4,8 @@ Each runs the reference's model of the instruction on a model of the case's Tens
 ``reference.tmem_fragments.ld / ld_red / st`` per warp (warp w at its lane quarter, §9.7.16.8.1),
 ``reference.tmem_cp.cp`` on the shared-memory source rows, ``reference.tmem_shift.shift_down``.
 Undefined words are masked: Tensor Memory cells nobody preloaded or wrote, row 0 of a shifted
-block (``SHIFT_UNDEFINED_ROWS``), the upper half of ``.unpack::16b`` cells (text silent), registers
+block (``SHIFT_UNDEFINED_ROWS``), the upper half of ``.unpack::16b`` cells (text silent, unless spec
+question Q-UNPACK-UPPER's reading was chosen), registers
 a kernel never sets, NaN payloads of ``ld.red .NaN`` (any NaN).
 """
 
@@ -15,7 +16,7 @@ import numpy as np
 from conformance.harness.oracles.common import FULL, LANES, Expected, piece, region_sections, register_section
 from reference.tmem import TensorMemory, TmemAddress
 from reference.tmem_cp import cp as tmem_cp
-from reference.tmem_fragments import fragment_map, ld, ld_red, st
+from reference.tmem_fragments import fragment_map, ld, ld_red, st, unpack_upper_compared
 from reference.tmem_shift import shift_down, undefined_rows
 
 WARPS = 4
@@ -59,7 +60,7 @@ def st_expected(case, inputs, spec, numerics, mode) -> Expected:
     p = case.params
     region = inputs.logical["region"]
     regs = inputs.logical["regs"]
-    tm = TensorMemory()
+    tm = _memory(region)                  # the cells before the store (preloaded by a Q-UNPACK-UPPER probe)
     written = TensorMemory()
     fmap = fragment_map(p["shape"], p["num"], pack=p["unpack"], half_split=p["imm"], op="st")
     for w in range(WARPS):
@@ -67,7 +68,8 @@ def st_expected(case, inputs, spec, numerics, mode) -> Expected:
         st(tm, addr, regs[32 * w:32 * w + 32], p["shape"], p["num"], unpack=p["unpack"], half_split=p["imm"], warp_id=w)
         written.cells[addr.lane + fmap.entries[:, 2], addr.column + fmap.entries[:, 3]] = 1
     cols = slice(region.column, region.column + region.ncols)
-    mask = 0x0000FFFF if p["unpack"] else FULL
+    upper = not p["unpack"] or unpack_upper_compared(bool(region.known.all()))     # spec question Q-UNPACK-UPPER
+    mask = FULL if upper else 0x0000FFFF
     out = piece(case.kernel, inputs.record, "region")
     sec = region_sections("TMEM written by st", out, inputs.out_words, tm.cells[None, :, cols],
                           written.cells[None, :, cols] == 1, mask=mask)
