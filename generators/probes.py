@@ -33,26 +33,37 @@ class Probe:
     pick_case: Callable[[Case], bool]
     inputs: Callable[[Case], CaseInputs] = synthesize
     make_case: Callable[[], Case] | None = None     # a case built here when no smoke case fits
+    refused: tuple[str, ...] = ()     # readings under which the device refuses the kernel (a legality question)
 
 
 def _mma_case(kind: str, m: int, n: int, *, cta_group: int, sparse: bool, ws: bool = False,
-              combo=lambda t: True, **want) -> Callable[[], Case]:
+              combo=lambda t: True, rows=None, readings=None, **want) -> Callable[[], Case]:
     """A Table-39 MMA case of this shape, outside the smoke level: the first legal combination of
     its row's pairwise covering array (``generators.variants.mma``) with the ``want``ed axis values
-    and a type combination ``combo`` accepts."""
+    and a type combination ``combo`` accepts (``rows``: these shape rows instead of Table 39's,
+    legal under the spec-question ``readings``)."""
     def build() -> Case:
         from generators.variants import mma as VM
         from reference import tables as T
 
-        for row in T.shape_rows(kind, ws=ws, cta_group=cta_group, sparse=sparse):
-            for types in filter(combo, T.TYPE_COMBOS[row.kind]):
-                base = VM.Base(row, types, m, n)
-                for r in VM.covering_rows(row):
-                    r = {**r, **want}
-                    if VM._valid(base, r) and r["a_operand"] != "tmem" and r["lbo_mode"] == "relative":
-                        return VM.make_mma_case(base, r)
+        with following(readings or {}):
+            for row in rows or T.shape_rows(kind, ws=ws, cta_group=cta_group, sparse=sparse):
+                if (row.kind, row.cta_group, row.sparse, row.ws) != (kind, cta_group, sparse, ws) or m not in row.m:
+                    continue
+                for types in filter(combo, T.TYPE_COMBOS[row.kind]):
+                    base = VM.Base(row, types, m, n)
+                    for r in VM.covering_rows(row):
+                        r = {**r, **want}
+                        if VM._valid(base, r) and r["a_operand"] != "tmem" and r["lbo_mode"] == "relative":
+                            return VM.make_mma_case(base, r)
         raise LookupError(f"no legal kind::{kind} M={m} N={n} cta_group::{cta_group} case")
     return build
+
+
+def _cute_k96_rows():
+    from reference.tables import CUTE_K96_ROWS
+
+    return CUTE_K96_ROWS
 
 
 def _mma_with(change) -> Callable[[Case], CaseInputs]:
@@ -193,6 +204,11 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
     Probe("Q-SFB-2CTA", "tcgen05.mma kind::mxf8f6f4 cta_group::2 M=256 N=256: lead = all N scale factors of B in each "
           "CTA, split = each CTA's SFB its N/2 columns (laid out for N/2)",
           lambda c: c.family == "mma" and _p(c, kind="mxf8f6f4", cta_group=2, sparse=False)),
+    Probe("Q-K96-M128", "tcgen05.mma kind::mxf4 block32 K = 96 cta_group::1 M=128 N=64 (sm_103a, CuTe's "
+          "SM103_MXF4_ULTRA_SS_VS shape): refused (table-39) or D = A*B (cute-m128)",
+          lambda c: False, make_case=lambda: _mma_case("mxf4", 128, 64, cta_group=1, sparse=False, rows=_cute_k96_rows(),
+                                                       readings={"Q-K96-M128": "cute-m128"}, scale_vec="block32")(),
+          refused=("table-39",)),
     Probe("Q-SFB-2X2", "tcgen05.mma kind::mxf8f6f4 cta_group::2 M=128 N=64, random scale factor per B column: "
           "replicated = all 64 columns in every lane quarter, by-datapath = columns 0-31 in lanes 0-63, 32-63 in 64-127",
           lambda c: False, make_case=_mma_case("mxf8f6f4", 128, 64, cta_group=2, sparse=False)),
@@ -248,11 +264,12 @@ def probe_case(qid: str) -> Case:
 
 def probe_inputs(qid: str, case: Case) -> dict[str, CaseInputs]:
     """``{reading: inputs placed as that reading says}`` for every reading of ``qid``."""
-    build = PROBES[qid].inputs
+    probe = PROBES[qid]
+    legal = [r for r in QUESTIONS[qid].reading_ids() if r not in probe.refused]
     out = {}
     for r in QUESTIONS[qid].reading_ids():
-        with following({qid: r}):
-            out[r] = build(case)
+        with following({qid: r if r in legal else legal[0]}):     # a refused reading: the same kernel and data
+            out[r] = probe.inputs(case)
     return out
 
 
@@ -275,7 +292,8 @@ def _k96_groups_differ(p) -> bool:
     from generators.inputs.mma import mma_op
     from reference.tmem_mma_operands import scale_factor_columns
 
-    op = mma_op(p)
+    with following({"Q-K96-M128": "cute-m128"} if p.get("m") == 128 else {}):     # legal only so
+        op = mma_op(p)
     sf = op.scale_factors
     operands = ((op.m // op.cta_group, op.a_scale_id), (op.n, op.b_scale_id))
     return any(sid + sf - 1 >= 4 and scale_factor_columns(mn) % 4 for mn, sid in operands)
@@ -313,6 +331,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
             out.append("Q-ZCM-SHIFT")
     if p.get("k") == 96 and _k96_groups_differ(p):
         out.append("Q-K96-SFW")
+    if p.get("k") == 96 and p.get("m") == 128:      # legal only under cute-m128
+        out.append("Q-K96-M128")
     numeric = mode == NUMERICS and case.family != "sync"
     if "tf32" in (p.get("a_type"), p.get("b_type")) and numeric:
         out.append("Q-TF32-TRUNC")

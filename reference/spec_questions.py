@@ -211,6 +211,19 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
      ], "lead", "kind::mxf8f6f4 cta_group::2 M=256 N=256, SFB placed once as each reading says (lead: all N in both "
                 "CTAs; split: N/2 per CTA)",
        ["docs/clients.md C3", "issue 16 (SFB under cta_group::2)"]),
+    _q("Q-K96-M128", "K = 96 (sm_103a) with M = 128: outside Table 39, or legal as CuTe's sm_103 atoms issue it",
+       ["9.7.16.2.1", "9.7.16.10.7"], [
+        ("table-39", "K = 96 is legal only as 256xNx96 with cta_group::2: an M = 128 descriptor with the K bit is "
+                     "illegal and the MMA is refused (the kernel traps or reports an error; no D)",
+         ["§9.7.16.2.1 Table 39 (K1 = 96 only in the 256xNxK1 row, cta_group::2)", "reference/tables.py TABLE_39",
+          "docs/clients-cute.md CU2"]),
+        ("cute-m128", "K = 96 is also legal with cta_group::1 M = 128 and cta_group::2 M = 128: D = A * B as any "
+                      "block-scaled MMA (3 block32 / 6 block16 scale factors per row)",
+         ["CuTe SM103_MXF4_ULTRA_SS_VS static_assert(M == 128) (cute/arch/mma_sm100_umma.hpp:1642) and "
+          "SM103_MXF4_ULTRA_2x1SM_SS_VS (M = 128 or 256); k_size_ = 1 (cute/atom/mma_traits_sm100.hpp:3924)",
+          "docs/clients-cute.md CU2"]),
+     ], "table-39", "kind::mxf4 block32 K = 96 cta_group::1 M=128 N=64 (sm_103a): refused (table-39) or D = A*B "
+                    "(cute-m128)", ["docs/clients-cute.md CU2"]),
     _q("Q-SFB-2X2", "cta_group::2 M = 128 block scaling: B's scale factors in every lane quarter or split by "
                     "data-path half", ["9.7.16.10.7", "9.7.16.10.5"], [
         ("replicated", "every 32-lane quarter holds all N columns (column n at lane n % 32, cell n // 32)",

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import resolve
 
 # ---------------------------------------------------------------------------------------------
 # MMA kinds (§9.7.16.10)
@@ -120,6 +121,14 @@ def _table39() -> tuple[ShapeRow, ...]:
 
 TABLE_39: tuple[ShapeRow, ...] = _table39()
 
+# CuTe's sm_103 K = 96 atoms (docs/clients-cute.md CU2): SM103_MXF4_ULTRA_SS_VS (cta_group::1, M = 128) and
+# SM103_MXF4_ULTRA_2x1SM_SS_VS (cta_group::2, M = 128 or 256). Rows outside Table 39, legal only under
+# spec question Q-K96-M128 = cute-m128 (:func:`check_shape`); N as the K = 64 rows of the same cta_group.
+CUTE_K96_ROWS: tuple[ShapeRow, ...] = tuple(
+    row for kind in ("mxf4", "mxf4nvf4") for row in (
+        ShapeRow(kind, False, 1, False, (128,), N_STEP8, 96, ("sm_103a",)),
+        ShapeRow(kind, False, 2, False, (128,), N_STEP16, 96, ("sm_103a",))))
+
 
 @dataclass(frozen=True)
 class TypeCombo:
@@ -170,13 +179,16 @@ def mma_k(kind: str, sparse: bool, *, k96: bool = False) -> int:
 
 def check_shape(kind: str, m: int, n: int, *, cta_group: int = 1, sparse: bool = False,
                 ws: bool = False, k96: bool = False) -> ShapeRow:
-    """Check M and N against Table 39; returns the matching row or raises SpecError."""
+    """Check M and N against Table 39 (K = 96 with M = 128 also CuTe's rows under spec question
+    ``Q-K96-M128`` = ``cute-m128``); returns the matching row or raises SpecError."""
     rows = shape_rows(kind, ws=ws, cta_group=cta_group, sparse=sparse)
     qual = f"kind::{kind}{' .ws' if ws else ''} cta_group::{cta_group} {'sparse' if sparse else 'dense'}"
     if not rows:
         raise SpecError("9.7.16.2.1", "Table 39", f"{qual} is Invalid")
     k = mma_k(kind, sparse, k96=k96)
     rows = tuple(r for r in rows if r.k == k)
+    if k == 96 and resolve("Q-K96-M128", None) == "cute-m128":      # spec question Q-K96-M128 (CuTe's M = 128)
+        rows += tuple(r for r in CUTE_K96_ROWS if (r.kind, r.cta_group, r.sparse, r.ws) == (kind, cta_group, sparse, ws))
     ms = sorted({mm for r in rows for mm in r.m})
     for r in rows:
         if m in r.m:

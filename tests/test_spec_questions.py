@@ -151,6 +151,21 @@ def test_unpack_upper_readings():
         assert [int(tm.cells[5, c]) for c in range(3)] == [upper | 0xABCD, upper | 0x1234, 0xBEEFBEEF], rid
 
 
+def test_k96_m128_legality_follows_the_reading():
+    """§9.7.16.2.1 Table 39, Q-K96-M128 (docs/clients-cute.md CU2): K = 96 with M = 128 is illegal under
+    table-39 and legal (CuTe's sm_103 atoms) under cute-m128; M = 256 cta_group::2 is legal under both."""
+    from reference.tables import check_shape
+
+    for cg, n in ((1, 64), (2, 64)):
+        with pytest.raises(SpecError, match="M for kind::mxf4 .* K=96 expects"):
+            check_shape("mxf4", 128, n, cta_group=cg, k96=True)
+        with SQ.following({"Q-K96-M128": "cute-m128"}):
+            assert check_shape("mxf4nvf4", 128, n, cta_group=cg, k96=True).k == 96
+    assert check_shape("mxf4", 256, 64, cta_group=2, k96=True).m == (256,)
+    with SQ.following({"Q-K96-M128": "cute-m128"}), pytest.raises(SpecError):
+        check_shape("mxf8f6f4", 128, 64, k96=True)                 # K = 96 stays mxf4 / mxf4nvf4 only
+
+
 def test_questions_of_cases():
     probe = {q: probe_case(q) for q in PROBES}
     assert "Q-ZCM-SPAN" in questions_of(probe["Q-ZCM-SPAN"])
@@ -161,6 +176,7 @@ def test_questions_of_cases():
     assert "Q-FP8-ALIGN" not in questions_of(fp8) + questions_of(fp8, mode="numerics")   # exact / spec bound
     assert set(questions_of(probe["Q-CP-NIBBLE"])) - {"Q-BASE-OFFSET"} == {"Q-CP-NIBBLE"}
     assert "Q-K96-SFW" in questions_of(probe["Q-K96-SFW"])
+    assert "Q-K96-M128" in questions_of(probe["Q-K96-M128"]) and "Q-K96-M128" not in questions_of(probe["Q-K96-SFW"])
     assert "Q-SFB-2CTA" in questions_of(probe["Q-SFB-2CTA"])
     assert "Q-SFB-2X2" in questions_of(probe["Q-SFB-2X2"]) and "Q-SFB-2X2" not in questions_of(probe["Q-SFB-2CTA"])
     assert "Q-LAYOUT-C" in questions_of(probe["Q-LAYOUT-C"])

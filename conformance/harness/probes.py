@@ -1,8 +1,9 @@
 """Running the probes of the spec questions on a device (docs/spec-questions.md).
 
 :func:`observe` launches a question's probe kernel (``generators.probes``) once per reading
-(inputs placed as that reading says; a launch that traps matches no reading) and compares each with the expected values computed
-under that reading. The device follows the reading(s) whose comparison passes: exactly one is the
+(inputs placed as that reading says; a launch that traps matches no reading, except a reading
+under which the kernel is illegal, ``Probe.refused``, which only a refused launch matches) and
+compares each with the expected values computed under that reading. The device follows the reading(s) whose comparison passes: exactly one is the
 observation; none is "none of the known readings", reported with the raw differences. Results are
 kept per device and question for the session (the suite's cases ask for them too: a case that
 depends on a question whose observed reading is not the one its expected values follow fails
@@ -104,6 +105,12 @@ def _observe(config, device, qid: str) -> Observation:
             problem = check_status(case.case_id, status[0])
         except (CaseCrash, CaseTimeout) as exc:
             problem = f"{type(exc).__name__}: {exc}"
+        if r in PROBES[qid].refused:        # a legality reading: the device refuses the kernel
+            if problem:
+                matched.append(r)
+            else:
+                raw.append(f"[{r}] expects the launch refused, but it completed")
+            continue
         if not problem:
             with following({**settled, qid: r}):
                 # bit for bit against the hardware model (a reading may make inputs inexact)
