@@ -161,6 +161,26 @@ def _st_preloaded(case: Case) -> CaseInputs:
     return st_inputs(case, np.random.default_rng(seed_of(case.case_id)), preloaded=True)
 
 
+def _signed_zeros(case: Case) -> CaseInputs:
+    """Q-LDRED-ZERO: every loaded cell a signed zero, register 0 of each thread +0 and the others -0
+    (.min; .max the opposite signs): neg-below gives the others' zero, zeros-equal register 0's."""
+    from generators.inputs.movement import ld_inputs
+    from reference.tmem import TensorMemory, TmemAddress
+    from reference.tmem_fragments import fragment_map, ld
+
+    p = case.params
+    width = fragment_map(p["shape"], p["num"], half_split=p["imm"], op="ld").columns
+    first, rest = (0, 0x80000000) if p["redop"] == "min" else (0x80000000, 0)
+    cells = np.full((128, width), rest, dtype=np.uint32)
+    index = TensorMemory()
+    index.cells[:, :width] = np.arange(128 * width, dtype=np.uint32).reshape(128, width)
+    for w in range(4):                       # the cell each thread's register 0 comes from
+        reg0 = ld(index, TmemAddress(p["lane_offset"] + 32 * w, 0), p["shape"], p["num"], half_split=p["imm"],
+                  warp_id=w)[:, 0]
+        cells[reg0 // width, reg0 % width] = first
+    return ld_inputs(case, np.random.default_rng(seed_of(case.case_id)), cells=cells)
+
+
 def _tf32_f32(c: Case) -> bool:
     return c.family == "mma" and _p(c, kind="tf32", d_type="f32", ashift=False, lbo_mode="relative", sparse=False)
 
@@ -235,6 +255,9 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma" and _p(c, k=96, n=16)),
     Probe("Q-SHIFT-ROW0", "tcgen05.shift.down on random Tensor Memory: row 0 afterwards (old content or zero)",
           lambda c: c.family == "shift"),
+    Probe("Q-LDRED-ZERO", "tcgen05.ld.red .min.f32 (no .abs, no .NaN), register 0 of every thread +0 and the "
+          "others -0: redval -0 (neg-below) or +0 (zeros-equal)",
+          lambda c: c.family == "ld.red" and _p(c, type="f32", abs=False, nan=False, redop="min"), _signed_zeros),
     Probe("Q-UNPACK-UPPER", "tcgen05.st .unpack::16b over preloaded random Tensor Memory, cells read back: "
           "bits 16-31 zero, or the preloaded bits", lambda c: c.family == "st" and _p(c, unpack=True), _st_preloaded),
     Probe("Q-CP-NIBBLE", "tcgen05.cp .b8x16.b4x16_p64 (4-bit to 8-bit decompression), then tcgen05.ld",

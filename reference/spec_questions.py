@@ -131,6 +131,16 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["§9.7.16.9.3 'shifting ... downwards across all the rows, except the last' (says nothing of row 0)"]),
      ], "keeps", "tcgen05.shift.cta_group::1.down on random Tensor Memory, then read row 0 back",
        ["docs/tmem.md", "reference/tmem_shift.py"]),
+    _q("Q-LDRED-ZERO", "tcgen05.ld.red .min/.max .f32: does -0.0 order below +0.0", ["9.7.16.8.3"], [
+        ("neg-below", "-0.0 < +0.0: min of {+0, -0} is -0, max is +0, whatever the register order",
+         ["IEEE 754-2019 §9.6 minimum/maximum and minimumNumber/maximumNumber (-0 < +0)",
+          "reference/tmem_fragments.py reduce_lane", "docs/tmem.md (ld.red f32 decisions)"]),
+        ("zeros-equal", "-0.0 == +0.0: the first of the equal extremes in register order is the result",
+         ["IEEE 754-2008 §5.3.1 minNum/maxNum (which zero is returned is not specified)",
+          "§9.7.16.8.3 defines .redOp, .abs and .NaN only (ptx-9.7.16-tcgen05.md:1213-1229)"]),
+     ], "neg-below", "tcgen05.ld.red.32x32b.x2.min.f32 with register 0 = +0 and register 1 = -0 in every lane: "
+                     "redval -0 (neg-below) or +0 (zeros-equal)",
+       ["docs/tmem.md (ld.red NaN/abs/-0 order)", "reference/tmem_fragments.py"]),
     _q("Q-UNPACK-UPPER", "tcgen05.st .unpack::16b: what bits 16-31 of each written cell hold", ["9.7.16.8.2", "9.7.16.8.4"], [
         ("zero", "each 16-bit half is written zero-extended: bits 16-31 of the cell become 0",
          ["§9.7.16.10.4.1 'a Tensor Memory word would contain a single 16-bit element in its lower 16 bits' "

@@ -254,13 +254,16 @@ def _f32_order_key(bits: np.ndarray) -> np.ndarray:
     return np.where(negative == 1, 0xFFFFFFFF - bits, bits | 0x80000000)
 
 
-def reduce_lane(values: np.ndarray, op: str, dtype: str, *, abs_: bool = False, nan: bool = False) -> int:
+def reduce_lane(values: np.ndarray, op: str, dtype: str, *, abs_: bool = False, nan: bool = False,
+                reading: str | None = None) -> int:
     """The reduction of one thread's loaded registers (§9.7.16.8.3 ``redval``), as 32-bit bits.
 
     f32 (decisions, the text defines only the qualifiers): ``.abs`` reduces |x| (sign bits
     cleared); without ``.NaN`` NaN inputs are ignored and the result is NaN only when all inputs
-    are NaN; with ``.NaN`` any NaN input gives NaN; NaN results are the canonical 0x7FFFFFFF;
-    -0.0 orders below +0.0. u32/s32: unsigned/signed order.
+    are NaN; with ``.NaN`` any NaN input gives NaN; NaN results are the canonical 0x7FFFFFFF.
+    Signed zeros are spec question ``Q-LDRED-ZERO`` (``reading``; None = the reading in force):
+    ``neg-below`` -0.0 orders below +0.0; ``zeros-equal`` they compare equal and the first of the
+    equal extremes in register order is the result. u32/s32: unsigned/signed order.
     """
     bits = np.asarray(values, dtype=np.uint64) & 0xFFFFFFFF
     pick = np.argmin if op == "min" else np.argmax
@@ -275,7 +278,10 @@ def reduce_lane(values: np.ndarray, op: str, dtype: str, *, abs_: bool = False, 
     if is_nan.all() or (nan and is_nan.any()):
         return CANONICAL_NAN
     finite = bits[~is_nan]
-    return int(finite[pick(_f32_order_key(finite))])
+    ordered = finite
+    if resolve("Q-LDRED-ZERO", reading) == "zeros-equal":
+        ordered = np.where(finite == 0x80000000, 0, finite)         # -0 takes +0's place; argmin/argmax: first
+    return int(finite[pick(_f32_order_key(ordered))])
 
 
 def ld_red(tmem: TensorMemory, taddr, shape: str, num: int, op: str, dtype: str, *, abs_: bool = False,

@@ -166,6 +166,20 @@ def test_k96_m128_legality_follows_the_reading():
         check_shape("mxf8f6f4", 128, 64, k96=True)                 # K = 96 stays mxf4 / mxf4nvf4 only
 
 
+def test_ld_red_signed_zero_readings():
+    """§9.7.16.8.3, Q-LDRED-ZERO: min/max of {+0, -0} (register order) under each reading."""
+    from reference.tmem_fragments import reduce_lane
+
+    pos, neg = 0x00000000, 0x80000000
+    got = {(r, op, first): reduce_lane(np.array([first, neg ^ first ^ pos]), op, "f32", reading=r)
+           for r in ("neg-below", "zeros-equal") for op in ("min", "max") for first in (pos, neg)}
+    assert got == {("neg-below", "min", pos): neg, ("neg-below", "min", neg): neg,
+                   ("neg-below", "max", pos): pos, ("neg-below", "max", neg): pos,
+                   ("zeros-equal", "min", pos): pos, ("zeros-equal", "min", neg): neg,
+                   ("zeros-equal", "max", pos): pos, ("zeros-equal", "max", neg): neg}
+    assert reduce_lane(np.array([pos, 0xBF800000, neg]), "min", "f32", reading="zeros-equal") == 0xBF800000
+
+
 def test_questions_of_cases():
     probe = {q: probe_case(q) for q in PROBES}
     assert "Q-ZCM-SPAN" in questions_of(probe["Q-ZCM-SPAN"])
@@ -182,6 +196,7 @@ def test_questions_of_cases():
     assert "Q-LAYOUT-C" in questions_of(probe["Q-LAYOUT-C"])
     assert "Q-ZCM-SHIFT" in questions_of(probe["Q-ZCM-SHIFT"])
     assert set(questions_of(probe["Q-META-0110"])) <= {"Q-BASE-OFFSET"}     # the suite never feeds 0b0110
+    assert questions_of(probe["Q-LDRED-ZERO"]) == ()           # suite inputs: nonzero distinct magnitudes
     assert questions_of(probe["Q-UNPACK-UPPER"]) == ()         # the upper half is compared once the reading is chosen
     with SQ.following({"Q-UNPACK-UPPER": "preserved"}):
         assert questions_of(probe["Q-UNPACK-UPPER"]) == ("Q-UNPACK-UPPER",)

@@ -48,14 +48,17 @@ def _fits(column: int, width: int, what: str) -> None:
         raise Untestable(f"{what} at column {column} spans {width} columns, past column {COLUMNS - 1}")
 
 
-def ld_inputs(case, rng) -> CaseInputs:
-    """tcgen05.ld / ld.red: preload the columns the fragment reaches (all 128 lanes), dump registers."""
+def ld_inputs(case, rng, cells: np.ndarray | None = None) -> CaseInputs:
+    """tcgen05.ld / ld.red: preload the columns the fragment reaches (all 128 lanes), dump registers
+    (``cells``: these preloaded words instead of random ones, the probe of spec question Q-LDRED-ZERO)."""
     p = case.params
     red = case.family == "ld.red"
     fmap = fragment_map(p["shape"], p["num"], pack=bool(p.get("pack")), half_split=p["imm"], op="ld")
     width = fmap.columns
     _fits(p["column"], width, case.instruction.split(" ")[0])
-    if red and p["type"] == "f32":
+    if cells is not None:
+        cells = np.asarray(cells, dtype=np.uint32)
+    elif red and p["type"] == "f32":
         cells = V.distinct_f32_words(rng, (LANES, width))
         if p["nan"]:              # .NaN: a NaN in every third lane
             lanes = np.arange(0, LANES, 3)
