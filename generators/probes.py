@@ -330,7 +330,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
     inputs, wherever a shared-memory operand is swizzled).
 
     Questions the suite's cases never meet are absent: metadata 0b0110 (never fed), ``.ashift``
-    row 0 (compared nowhere while unsettled). Semantic inputs are exact under every reading of
+    row 0 (compared nowhere while unsettled), signed zeros of ``ld.red`` (never fed). The ``.unpack::16b``
+    upper half and the shifted row 0 count only once their reading was chosen (compared only then). Semantic inputs are exact under every reading of
     Q-TF32-TRUNC and Q-FP8-ALIGN (``generators.inputs.values``); numerics companions are not.
     """
     p = case.params
