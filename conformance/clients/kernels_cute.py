@@ -317,8 +317,107 @@ def pair_gemms() -> list[Gemm]:
     ]
 
 
+# ----------------------------------------------------------------------------------------------
+# structured-sparse kinds: metadata permuted by CUTLASS's Sm1xxGemmSparseConfig, UTCCP'd to TMEM (cute/gemm_sp.cuh)
+
+#: the 2:4 pairs (idx0 < idx1) a tcgen05 metadata nibble names, and the 1:2 nibbles (§9.7.16.10.8.1-.2)
+_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+_TF32_NIBBLE = (0b0100, 0b1110)
+_SP_ATOM = {"f16": "F16BF16", "bf16": "F16BF16", "tf32": "TF32", "s8": "S8", "e4m3": "F8F6F4"}
+
+
+@dataclass(frozen=True)
+class SparseGemm:
+    """One ``gemm_sp`` configuration: C[128,N] = A[128,K] B[N,K]^T, A structured-sparse, K-major."""
+
+    name: str
+    ta: str
+    n: int
+    sw: str = "SW128"            # layout atom of A (dense and Sp) and B
+    load: str = "32dp32b8x"
+    m: int = 128
+
+    @property
+    def entry(self) -> str:
+        return "cute_" + self.name.replace(".", "_")
+
+    @property
+    def k(self) -> int:
+        """K of one CUTLASS metadata atom (Sm1xxGemmSparseConfig::TensorEAtomK)."""
+        return 64 if self.ta == "tf32" else 128
+
+    @property
+    def acc(self) -> str:
+        return "int32_t" if self.ta == "s8" else "float"
+
+    def cpp(self) -> str:
+        t = CUTE_TYPES[self.ta]
+        k = "UMMA::Major::K"
+        mma = f"SM100_MMA_{_SP_ATOM[self.ta]}_SS_SPARSE<{t}, {t}, {self.acc}, {self.m}, {self.n}, {k}, {k}>"
+        return "\n".join([
+            f"struct Cfg_{self.entry} {{",
+            f"  using TA = {t}; using TB = {t}; using TC = {self.acc};",
+            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, E_COL = 256;",
+            f"  using Mma = {mma};",
+            f"  using AtomA = UMMA::Layout_K_{self.sw}_Atom<TA>;",
+            f"  using SpAtomA = UMMA::Layout_K_{self.sw}_SpAtom<TA, 2>;",
+            f"  using AtomB = UMMA::Layout_K_{self.sw}_Atom<TB>;",
+            f"  using Load = SM100_TMEM_LOAD_{self.load};",
+            "};",
+            f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
+            f"void const* e, void* c) {{ cts::gemm_sp<Cfg_{self.entry}>(a, b, e, c); }}",
+        ])
+
+    def make_case(self, rng: np.random.Generator) -> Case:
+        """Dense A from compressed values and metadata nibbles (expanded here, by the §9.7.16.10.8 rule)."""
+        m, k = self.m, self.k
+        vals = np.arange(1, 4) if self.ta == "u8" else np.array([-3, -2, -1, 1, 2, 3])
+        comp = rng.choice(vals, (m, k // 2))
+        dense = np.zeros((m, k), dtype=np.int64)
+        if self.ta == "tf32":                       # 1:2: one kept element per pair
+            pos = rng.integers(0, 2, (m, k // 2))
+            nib = np.array(_TF32_NIBBLE)[pos]
+            rows, j = np.indices(pos.shape)
+            dense[rows, 2 * j + pos] = comp
+        else:                                       # 2:4: two kept elements per 4
+            pick = rng.integers(0, len(_PAIRS), (m, k // 4))
+            pairs = np.array(_PAIRS)[pick]
+            nib = pairs[..., 0] | (pairs[..., 1] << 2)
+            rows, j = np.indices(pick.shape)
+            dense[rows, 4 * j + pairs[..., 0]] = comp[:, 0::2]
+            dense[rows, 4 * j + pairs[..., 1]] = comp[:, 1::2]
+        meta = (nib[:, 0::2] | (nib[:, 1::2] << 4)).astype(np.uint8)
+        b = rng.integers(-3, 4, (self.n, k))
+        out = np.int32 if self.acc == "int32_t" else np.float32
+        want = (dense.astype(np.float64) @ b.T.astype(np.float64)).astype(out)
+        return Case((In(codes(self.ta, comp)), In(codes(self.ta, b)), In(meta), Out("c", (m, self.n), out)),
+                    (1, 1, 1), {"c": want})
+
+    def families(self) -> tuple[str, ...]:
+        return ("mma_sp", "tcgen05_cp", "tmem", "pipeline")
+
+
+def _sparse_kernel(g: SparseGemm, program: CuteProgram) -> ClientKernel:
+    sig = {"a": "*u8", "b": "*u8", "e": "*u8", "c": "*fp32" if g.acc == "float" else "*i32"}
+    return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
+                        num_warps=4, num_stages=1)
+
+
+def sparse_gemms() -> list[SparseGemm]:
+    S = SparseGemm
+    return [
+        S("f16_sp_m128n64k128", "f16", 64),
+        S("bf16_sp_m128n128k128", "bf16", 128, load="32dp32b16x"),
+        S("tf32_sp_m128n64k64", "tf32", 64),
+        S("s8_sp_m128n64k128", "s8", 64, sw="SW64"),
+        S("e4m3_sp_m128n64k128", "e4m3", 64, sw="SW64"),
+    ]
+
+
 def configs() -> list[ClientKernel]:
     scaled = CuteProgram("cute_bs", "gemm_bs.cuh", tuple(g.cpp() for g in scaled_gemms()))
+    sparse = CuteProgram("cute_sp", "gemm_sp.cuh", tuple(g.cpp() for g in sparse_gemms()))
     return (_family("cute_ss", ss_gemms()) + _family("cute_ts", ts_gemms()) + _family("cute_ld", ld_gemms())
             + _family("cute_2sm", pair_gemms(), header="gemm_2sm.cuh")
-            + [_scaled_kernel(g, scaled) for g in scaled_gemms()])
+            + [_scaled_kernel(g, scaled) for g in scaled_gemms()]
+            + [_sparse_kernel(g, sparse) for g in sparse_gemms()])

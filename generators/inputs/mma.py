@@ -285,7 +285,8 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     if p["a_operand"] == "tmem" and preload_a:
         pre.add(A_COL, _row_region(layout, TO.pack_a(op.kind, op.a_type, logical.a), cg, rng))
     if op.sparse:
-        cells = TO.pack_metadata(op.kind, logical.meta, 0 if op.block_scaled else op.sparsity_selector)
+        cells = TO.pack_metadata(op.kind, logical.meta, 0 if op.block_scaled else op.sparsity_selector,
+                                 rows_per_cta=op.m // cg)
         garbage = V.random_words(rng, cells.shape)
         first, _ = TO.metadata_cells(op.kind, 0 if op.block_scaled else op.sparsity_selector)
         cells[:, :first] = garbage[:, :first]          # sub-columns the selector does not pick

@@ -1,0 +1,112 @@
+// One-CTA structured-sparse GEMM tile from CuTe's SM100 sparse UMMA atoms (tcgen05-cts corpus, issue 17).
+// Written for this project; uses only the public CuTe/CUTLASS API of nvidia-cutlass 4.2.0.0.
+//
+// C[M,N] = A[M,K] B[N,K]^T with A 2:4 (1:2 for tf32) structured-sparse, K = one metadata atom of
+// CUTLASS's Sm1xxGemmSparseConfig (TensorEAtomK: 128 for f16/i8/f8, 64 for tf32):
+//   * compressed A (M x K/2) goes to shared memory in the dense layout atom; the MMA fragment is CuTe's
+//     sparse view of the same bytes (Layout_K_*_SpAtom over a sparse_ptr, UMMA::sparse_smem_desc);
+//   * metadata: global bytes (row m, byte b = chunks 2b and 2b+1 of row m, first chunk in the low nibble)
+//     are placed in shared memory at CUTLASS's offline metadata permutation (Sm1xxGemmSparseConfig::
+//     TensorEAtom, offsets in sparse_elem units), then one SM100_UTCCP_128dp128bit_1cta copies the 128 x 16 B
+//     image to Tensor Memory (row r -> lane r), as CUTLASS's sparse mainloop does;
+//   * the MMA takes the metadata as CuTe's tmem_e_frg tensor (UMMA::tmem_e_frg), K block k passed with
+//     TiledMMA::with(tCtE(_,_,k)) (CuTe derives the sparsity selector from the address);
+//   * tcgen05.commit; TMEM load atom -> global.
+#include <cute/tensor.hpp>
+#include <cute/atom/mma_traits_sm100.hpp>
+#include <cute/atom/copy_traits_sm100.hpp>
+#include <cute/arch/tmem_allocator_sm100.hpp>
+#include <cutlass/arch/barrier.h>
+#include <cutlass/gemm/collective/builders/sm1xx_sparse_config.inl>
+
+namespace cts {
+using namespace cute;
+
+template <class Cfg>
+CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* pc) {
+  using TA = typename Cfg::TA; using TB = typename Cfg::TB; using TC = typename Cfg::TC;
+  constexpr int M = Cfg::M, N = Cfg::N, K = Cfg::K;
+  using TiledMma = decltype(make_tiled_mma(typename Cfg::Mma{}));
+  TiledMma tiled_mma;
+  using AMma = typename TiledMma::ValTypeA;           // sparse_elem<2, TA>
+  using EMma = typename TiledMma::ValTypeE;           // sparse_elem<S, uint8_t>
+  using SC = cutlass::Sm1xxGemmSparseConfig<AMma, cutlass::layout::RowMajor, EMma>;
+  constexpr int ES = EMma::sparsity;                  // logical K elements per metadata byte
+  static_assert(K == int(typename SC::TensorEAtomK{}), "one metadata atom per tile");
+  static_assert(M == 128, "CuTe's tmem_e_frg implements M = 128 only");
+
+  auto shape_A = partition_shape_A(tiled_mma, make_shape(Int<M>{}, Int<K>{}));
+  auto shape_B = partition_shape_B(tiled_mma, make_shape(Int<N>{}, Int<K>{}));
+  auto sA_layout = UMMA::tile_to_mma_shape(typename Cfg::SpAtomA{}, shape_A);
+  auto sA_dense = tile_to_shape(typename Cfg::AtomA{}, make_shape(Int<M>{}, Int<K / 2>{}));
+  auto sB_layout = UMMA::tile_to_mma_shape(typename Cfg::AtomB{}, shape_B);
+  __shared__ alignas(1024) uint8_t smemA[M * K / 2 * sizeof_bits_v<TA> / 8];
+  __shared__ alignas(1024) uint8_t smemB[cosize_v<decltype(sB_layout)> * sizeof_bits_v<TB> / 8];
+  __shared__ alignas(128) uint8_t smemE[M * K / ES];
+  __shared__ alignas(8) uint64_t mbar;
+  __shared__ uint32_t tmem_base;
+
+  // compressed A [M][K/2], B [N][K], metadata [M][K/ES] bytes: all row-major in global memory
+  Tensor gA = make_tensor(make_gmem_ptr<TA>(pa), make_layout(make_shape(Int<M>{}, Int<K / 2>{}), make_stride(Int<K / 2>{}, _1{})));
+  Tensor gB = make_tensor(make_gmem_ptr<TB>(pb), make_layout(make_shape(Int<N>{}, Int<K>{}), make_stride(Int<K>{}, _1{})));
+  Tensor gC = make_tensor(make_gmem_ptr<TC>(pc), make_layout(make_shape(Int<M>{}, Int<N>{}), make_stride(Int<N>{}, _1{})));
+  uint8_t const* gE = reinterpret_cast<uint8_t const*>(pe);
+  ThrMMA thr_mma = tiled_mma.get_slice(0);
+  Tensor tCgB = thr_mma.partition_B(gB);
+  Tensor tCgC = thr_mma.partition_C(gC);
+  Tensor sAd = make_tensor(make_smem_ptr<TA>(static_cast<void*>(smemA)), sA_dense);
+  Tensor tCsB = make_tensor(make_smem_ptr<TB>(static_cast<void*>(smemB)), sB_layout);
+  for (int i = threadIdx.x; i < M * K / 2; i += blockDim.x) sAd(i / (K / 2), i % (K / 2)) = gA(i / (K / 2), i % (K / 2));
+  for (int i = threadIdx.x; i < size(tCsB); i += blockDim.x) tCsB(i) = tCgB(i);
+  typename SC::TensorEAtom e_atom;
+  for (int i = threadIdx.x; i < M * K / ES; i += blockDim.x) {
+    int m = i / (K / ES), b = i % (K / ES);
+    smemE[e_atom(m, b * ES) / ES] = gE[i];
+  }
+
+  int warp = threadIdx.x / 32;
+  if (warp == 0) {
+    TMEM::Allocator1Sm().allocate(512, &tmem_base);
+    TMEM::Allocator1Sm().release_allocation_lock();
+  }
+  if (threadIdx.x == 0) cute::initialize_barrier(mbar, 1);
+  cutlass::arch::fence_barrier_init();
+  cutlass::arch::fence_view_async_shared();
+  __syncthreads();
+  Tensor tCtAcc = thr_mma.make_fragment_C(tCgC);
+  tCtAcc.data() = tmem_base;
+  Tensor tCtE = make_tensor<typename TiledMma::FrgTypeE>(shape_A);
+  uint32_t e_col = tmem_base + Cfg::E_COL;
+  tCtE.data() = e_col;
+  if (warp == 0) {
+    Tensor tCsA = make_tensor(make_smem_ptr<AMma>(static_cast<void*>(smemA)), sA_layout);
+    Tensor tCrA = thr_mma.make_fragment_A(tCsA);
+    Tensor tCrB = thr_mma.make_fragment_B(tCsB);
+    if (cute::elect_one_sync()) {
+      auto e_src = make_tensor(make_smem_ptr(smemE),
+                               tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(Int<128>{}, _16{})));
+      SM100_UTCCP_128dp128bit_1cta::copy(uint64_t(UMMA::make_umma_desc<UMMA::Major::K>(e_src)), e_col);
+    }
+    __syncwarp();
+    tiled_mma.accumulate_ = UMMA::ScaleOut::Zero;
+    CUTE_UNROLL
+    for (int k = 0; k < size<2>(tCrA); ++k) {
+      gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+      tiled_mma.accumulate_ = UMMA::ScaleOut::One;
+    }
+    cutlass::arch::umma_arrive(&mbar);
+  }
+  cute::wait_barrier(mbar, 0);
+  auto t2r = make_tmem_copy(typename Cfg::Load{}, tCtAcc);
+  auto thr = t2r.get_slice(threadIdx.x);
+  Tensor tDgC = thr.partition_D(tCgC);
+  Tensor tDrC = make_tensor<TC>(shape(tDgC));
+  copy(t2r, thr.partition_S(tCtAcc), tDrC);
+  cutlass::arch::fence_view_async_tmem_load();
+  copy(tDrC, tDgC);
+  __syncthreads();
+  if (warp == 0) TMEM::Allocator1Sm().free(tmem_base, 512);
+}
+
+}  // namespace cts
+using namespace cute;   // the configuration structs below name CuTe atoms unqualified
