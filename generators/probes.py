@@ -59,6 +59,9 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: c.family == "mma" and _p(c, lbo_mode="relative_lbo_set")),
     Probe("Q-META-0110", "tcgen05.mma.sp kind::f16, every metadata nibble 0b0110",
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
+    Probe("Q-META-TMEM", "tcgen05.mma.sp kind::f16 cta_group::1 M=128, random metadata (which lane holds a row's chunks)",
+          lambda c: c.family == "mma.sp" and _p(c, kind="f16", m=128, cta_group=1, ws=False, lbo_mode="relative",
+                                                 ashift=False)),
     Probe("Q-TF32-TRUNC", "tcgen05.mma kind::tf32, operands with nonzero low 13 container bits",
           lambda c: c.family == "mma" and _p(c, kind="tf32", ashift=False, lbo_mode="relative", sparse=False)),
     Probe("Q-K96-SFW", "tcgen05.mma kind::mxf4 K = 96 block32 cta_group::2 M=256 N=16, B scale id 2 (bytes 2-4)",
@@ -132,6 +135,8 @@ def questions_of(case: Case) -> tuple[str, ...]:
 
         if ZCM[zcm].skip_span != ZCM[zcm].use_span:
             out.append("Q-ZCM-SPAN")
+    if p.get("sparse") and p.get("kind") in ("f16", "tf32") and p.get("m", 0) // p.get("cta_group", 1) == 128:
+        out.append("Q-META-TMEM")
     if p.get("k") == 96 and _k96_groups_differ(p):
         out.append("Q-K96-SFW")
     if "tf32" in (p.get("a_type"), p.get("b_type")) and case.family != "sync":
