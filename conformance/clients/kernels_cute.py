@@ -202,6 +202,7 @@ class Scaled:
     swb: str = "SW128"
     load: str = "32dp32b8x"
     m: int = 128
+    pair: bool = False           # cta_group::2 (2x1SM atoms, UTCCP _2cta; cute/gemm_bs2.cuh), M = 256
 
     @property
     def entry(self) -> str:
@@ -219,10 +220,12 @@ class Scaled:
         ta, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb]
         tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
         k = "UMMA::Major::K"
+        form = "2x1SM_SS" if self.pair else "SS"
         if self.fp4:
-            mma = f"SM100_MMA_MXF4_SS<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {self.vs}, {k}, {k}>"
+            mma = f"SM100_MMA_MXF4_{form}<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {self.vs}, {k}, {k}>"
         else:
-            mma = f"SM100_MMA_MXF8F6F4_SS<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {k}, {k}>"
+            mma = f"SM100_MMA_MXF8F6F4_{form}<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {k}, {k}>"
+        body = "gemm_bs2" if self.pair else "gemm_bs"
         return "\n".join([
             f"struct Cfg_{self.entry} {{",
             f"  using TA = {ta}; using TB = {tb}; using TSF = {tsf};",
@@ -236,7 +239,7 @@ class Scaled:
             f"  using Load = SM100_TMEM_LOAD_{self.load};",
             "};",
             f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
-            f"void const* sfa, void const* sfb, void* c) {{ cts::gemm_bs<Cfg_{self.entry}>(a, b, sfa, sfb, c); }}",
+            f"void const* sfa, void const* sfb, void* c) {{ cts::{body}<Cfg_{self.entry}>(a, b, sfa, sfb, c); }}",
         ])
 
     def _scales(self, rng, rows: int, cp: str):
@@ -256,7 +259,11 @@ class Scaled:
     def make_case(self, rng: np.random.Generator) -> Case:
         a = rng.integers(-3, 4, (self.m, self.k))
         b = rng.integers(-3, 4, (self.n, self.k))
-        sa, sa_src = self._scales(rng, self.m, self.cpa)
+        if self.pair:       # each CTA: the factors of its M/2 rows of A (32-row images one after the other)
+            parts = [self._scales(rng, self.m // 2, self.cpa) for _ in range(2)]
+            sa, sa_src = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        else:
+            sa, sa_src = self._scales(rng, self.m, self.cpa)
         sb, sb_src = self._scales(rng, self.n, self.cpb)
         a_s = a * np.repeat(sa, self.vs, axis=1)
         b_s = b * np.repeat(sb, self.vs, axis=1)
@@ -265,13 +272,26 @@ class Scaled:
                      Out("c", (self.m, self.n), np.float32)), (1, 1, 1), {"c": want})
 
     def families(self) -> tuple[str, ...]:
-        return ("mma_block_scale", "tcgen05_cp", "tmem", "pipeline")
+        pair = ("mma_cta_pair",) if self.pair else ()
+        return ("mma_block_scale", *pair, "tcgen05_cp", "tmem", "pipeline")
 
 
 def _scaled_kernel(g: Scaled, program: CuteProgram) -> ClientKernel:
     sig = {"a": "*u8", "b": "*u8", "sfa": "*u8", "sfb": "*u8", "c": "*fp32"}
     return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
-                        num_warps=4, num_stages=1)
+                        num_warps=4, num_stages=1, num_ctas=2 if g.pair else 1)
+
+
+def pair_scaled_gemms() -> list[Scaled]:
+    """cta_group::2 block scaling: SFB holds all N rows in both CTAs (CUTLASS's MMA_ScaleFactor; K5)."""
+    S = Scaled
+    w4 = dict(cpa="4x32dp128bit", cpb="4x32dp128bit", pair=True, m=256)
+    return [
+        S("mxf8_e4m3_2sm_m256n128k64", "e4m3", "e4m3", 128, 64, swa="SW64", swb="SW64", **w4),
+        S("mxf8_e5m2_e4m3_2sm_m256n64k128", "e5m2", "e4m3", 64, 128, **w4),
+        S("mxf4_2sm_m256n128k128", "e2m1", "e2m1", 128, 128, swa="SW64", swb="SW64", **w4),
+        S("nvf4_ue4m3_2sm_m256n64k64", "e2m1", "e2m1", 64, 64, vs=16, sf="ue4m3", swa="SW32", swb="SW32", **w4),
+    ]
 
 
 def scaled_gemms() -> list[Scaled]:
@@ -417,7 +437,9 @@ def sparse_gemms() -> list[SparseGemm]:
 def configs() -> list[ClientKernel]:
     scaled = CuteProgram("cute_bs", "gemm_bs.cuh", tuple(g.cpp() for g in scaled_gemms()))
     sparse = CuteProgram("cute_sp", "gemm_sp.cuh", tuple(g.cpp() for g in sparse_gemms()))
+    scaled2 = CuteProgram("cute_bs2", "gemm_bs2.cuh", tuple(g.cpp() for g in pair_scaled_gemms()))
     return (_family("cute_ss", ss_gemms()) + _family("cute_ts", ts_gemms()) + _family("cute_ld", ld_gemms())
             + _family("cute_2sm", pair_gemms(), header="gemm_2sm.cuh")
             + [_scaled_kernel(g, scaled) for g in scaled_gemms()]
-            + [_sparse_kernel(g, sparse) for g in sparse_gemms()])
+            + [_sparse_kernel(g, sparse) for g in sparse_gemms()]
+            + [_scaled_kernel(g, scaled2) for g in pair_scaled_gemms()])
