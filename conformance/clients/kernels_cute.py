@@ -59,6 +59,8 @@ class Gemm:
     ts: bool = False             # A in Tensor Memory
     store: str = "32dp32b8x"     # SM100_TMEM_STORE_<store> (TS: writes A)
     pair: bool = False           # cta_group::2 (the 2x1SM atom, a cluster of 2 CTAs; gemm_2sm)
+    acc16: bool = False          # f16 accumulator (read with a _16b TMEM load atom)
+    scale_c: int | None = None   # SM100_MMA_F16BF16_SS_SCALED: D = A*B + D * 2^-scale_c (scale-input-d)
 
     @property
     def entry(self) -> str:
@@ -66,7 +68,11 @@ class Gemm:
 
     @property
     def acc(self) -> str:
-        return "int32_t" if self.ta in ("s8", "u8") else "float"
+        return "int32_t" if self.ta in ("s8", "u8") else "cutlass::half_t" if self.acc16 else "float"
+
+    @property
+    def out_dtype(self):
+        return {"int32_t": np.int32, "float": np.float32}.get(self.acc, np.float16)
 
     def cpp(self) -> str:
         """The configuration struct and its ``extern "C"`` kernel."""
@@ -74,6 +80,8 @@ class Gemm:
         major = {"K": "UMMA::Major::K", "MN": "UMMA::Major::MN"}
         form = ("2x1SM_" if self.pair else "") + ("TS" if self.ts else "SS")
         mma = mma_type(_ATOM_KIND[self.ta], form, ta, tb, self.acc, self.m, self.n, major[self.ma], major[self.mb])
+        if self.scale_c is not None:
+            mma = mma.replace(f"_{form}<", f"_{form}_SCALED<").replace(">", f", {self.scale_c}>")
         body = "gemm_2sm" if self.pair else "gemm_1sm"
         acc_cols = self.n
         return "\n".join([
@@ -96,15 +104,28 @@ class Gemm:
         va, vb = _VALUES.get(self.ta, _SIGNED), _VALUES.get(self.tb, _SIGNED)
         a = rng.choice(va, (self.m, self.k))
         b = rng.choice(vb, (self.n, self.k))
-        out = np.int32 if self.acc == "int32_t" else np.float32
-        want = (a.astype(np.float64) @ b.T.astype(np.float64)).astype(out)
+        want = _product(a, b, self.scale_c, 256 // _BITS[self.ta]).astype(self.out_dtype)
         a_mem = a if self.ma == "K" else a.T
         b_mem = b if self.mb == "K" else b.T
         return Case((In(codes(self.ta, np.ascontiguousarray(a_mem))), In(codes(self.tb, np.ascontiguousarray(b_mem))),
-                     Out("c", (self.m, self.n), out)), (1, 1, 1), {"c": want})
+                     Out("c", (self.m, self.n), self.out_dtype)), (1, 1, 1), {"c": want})
 
     def families(self) -> tuple[str, ...]:
         return ("mma_cta_pair", "mma", "tmem", "pipeline") if self.pair else ("mma", "tmem", "pipeline")
+
+
+_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8}
+
+
+def _product(a: np.ndarray, b: np.ndarray, scale_c: int | None, kmma: int) -> np.ndarray:
+    """float64 A B^T; with scale-input-d, per MMA of ``kmma`` K: D = A_k B_k^T + D * 2^-scale_c (§9.7.16.10.9.1)."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    if scale_c is None:
+        return a @ b.T
+    d = np.zeros((a.shape[0], b.shape[0]))
+    for k0 in range(0, a.shape[1], kmma):
+        d = a[:, k0:k0 + kmma] @ b[:, k0:k0 + kmma].T + d * 2.0 ** -scale_c
+    return d
 
 
 HEADER = "gemm_1sm.cuh"
@@ -121,7 +142,7 @@ def mma_type(kind: str, form: str, ta: str, tb: str, tc: str, m: int, n: int, ma
 
 
 def _kernel(g: Gemm, program: CuteProgram) -> ClientKernel:
-    sig = {"a": "*u8", "b": "*u8", "c": "*fp32" if g.acc == "float" else "*i32"}
+    sig = {"a": "*u8", "b": "*u8", "c": {"float": "*fp32", "int32_t": "*i32"}.get(g.acc, "*fp16")}
     return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
                         num_warps=4, num_stages=1, num_ctas=2 if g.pair else 1)
 
@@ -172,6 +193,11 @@ def ts_gemms() -> list[Gemm]:
         G("tf32_ts_m128n64k32", "tf32", "tf32", 128, 64, 32, ts=True),
         G("s8_ts_m128n64k128", "s8", "s8", 128, 64, 128, ts=True),
         G("e4m3_ts_m128n64k128", "e4m3", "e4m3", 128, 64, 128, ts=True),
+        # f16 accumulators read with 16-bit loads (.pack::16b), and scale-input-d (the _SCALED atom)
+        G("f16acc_ss_m128n64k64_32dp32b8x_16b", "f16", "f16", 128, 64, 64, acc16=True, load="32dp32b8x_16b"),
+        G("f16acc_ss_m64n64k64_16dp256b1x_16b", "f16", "f16", 64, 64, 64, acc16=True, load="16dp256b1x_16b"),
+        G("f16_ss_scaled2_m128n64k64", "f16", "f16", 128, 64, 64, scale_c=2),
+        G("bf16_ss_scaled1_m128n64k64", "bf16", "bf16", 128, 64, 64, scale_c=1),
     ]
 
 
@@ -334,6 +360,9 @@ def pair_gemms() -> list[Gemm]:
         G("s8_2sm_m256n128k128", "s8", "s8", 256, 128, 128, pair=True),
         G("e4m3_2sm_m256n64k128", "e4m3", "e4m3", 256, 64, 128, pair=True),
         G("f16_2sm_m128n64k64", "f16", "f16", 128, 64, 64, pair=True, load="16dp256b1x"),
+        # TS with cta_group::2: each CTA stores its M/2 rows of A to its own Tensor Memory
+        G("f16_2sm_ts_m256n64k64", "f16", "f16", 256, 64, 64, pair=True, ts=True),
+        G("tf32_2sm_ts_m256n128k32", "tf32", "tf32", 256, 128, 32, pair=True, ts=True),
     ]
 
 
