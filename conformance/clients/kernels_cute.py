@@ -208,7 +208,10 @@ def ts_gemms() -> list[Gemm]:
 
 #: UTCCP atom -> its source rows; source row i lands in lanes i (and its broadcast copies), and holds
 #: the 32-row scale-factor image's row i % 32 (every lane quarter must hold the same factors, §9.7.16.10.7)
-UTCCP_ROWS = {"128dp128bit": 128, "4x32dp128bit": 32, "2x64dp128bitlw0213": 64, "2x64dp128bitlw0123": 64}
+UTCCP_ROWS = {"128dp128bit": 128, "4x32dp128bit": 32, "2x64dp128bitlw0213": 64, "2x64dp128bitlw0123": 64,
+              "128dp256bit": 128}
+#: bytes a source row holds (256-bit shapes: 32; N > 128 needs the scale factors of 8 columns)
+UTCCP_WIDTH = {"128dp256bit": 32}
 
 
 @dataclass(frozen=True)
@@ -257,6 +260,7 @@ class Scaled:
             f"  using TA = {ta}; using TB = {tb}; using TSF = {tsf};",
             f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, SPB = {self.kblock // self.vs};",
             f"  static constexpr int SFA_ROWS = {UTCCP_ROWS[self.cpa]}, SFB_ROWS = {UTCCP_ROWS[self.cpb]};",
+            f"  static constexpr int SFA_W = {UTCCP_WIDTH.get(self.cpa, 16)}, SFB_W = {UTCCP_WIDTH.get(self.cpb, 16)};",
             f"  using Mma = {mma};",
             f"  using AtomA = UMMA::Layout_K_{self.swa}_Atom<TA>;",
             f"  using AtomB = UMMA::Layout_K_{self.swb}_Atom<TB>;",
@@ -276,7 +280,7 @@ class Scaled:
             raise ValueError(f"{self.name}: K / vs expects at most 4 scale factors a row (one column), but got {per_row}")
         e = rng.integers(-1, 2, (rows, per_row))
         code = (e + 127) if self.sf == "ue8m0" else ((e + 7) << 3)
-        image = np.zeros((32, 16), dtype=np.uint8)
+        image = np.zeros((32, UTCCP_WIDTH.get(cp, 16)), dtype=np.uint8)
         for r in range(rows):
             image[r % 32, 4 * (r // 32):4 * (r // 32) + per_row] = code[r]
         src = image[np.arange(UTCCP_ROWS[cp]) % 32]
@@ -339,6 +343,11 @@ def scaled_gemms() -> list[Scaled]:
         S("nvf4_ue4m3_m128n128k64_cp128x128b", "e2m1", "e2m1", 128, 64, vs=16, sf="ue4m3", swa="SW32", swb="SW32"),
         S("nvf4_ue8m0_m128n64k64_cp64x128b_01_23", "e2m1", "e2m1", 64, 64, vs=16, cpa="2x64dp128bitlw0123",
           swa="SW32", swb="SW32"),
+        # N = 256: SFB spans 8 columns, copied by one 128x256b UTCCP
+        S("mxf8_e4m3_m128n256k64_cp128x256b", "e4m3", "e4m3", 256, 64, cpb="128dp256bit", swa="SW64", swb="SW64",
+          load="32dp32b32x"),
+        S("mxf4_m128n256k128_cp128x256b", "e2m1", "e2m1", 256, 128, cpa="128dp256bit", cpb="128dp256bit",
+          swa="SW64", swb="SW64", load="32dp32b32x"),
     ]
 
 
