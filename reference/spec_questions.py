@@ -117,11 +117,13 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
     _q("Q-K96-SFW", "K = 96 scale factors: column distance to the next set of four bytes when MN < 128",
        ["9.7.16.10.7"], [
         ("group-of-4", "W = ceil(ceil(MN/32)/4)*4 columns (4 for MN <= 128)",
-         ["CUTLASS sm103 block-scaled collective", "reference/tmem_mma_operands.py"]),
+         ["CUTLASS sm103 block-scaled collective", "reference/tmem_mma_operands.py",
+          "CuTe oracle: tmem_sf_frg lays SFB of N = 192 K = 96 MMAs over 256 columns (docs/clients-cute.md CU6)"]),
         ("compact", "W = ceil(MN/32) columns (the next set follows at once)", ["the missing Figures 234-258 (not public)"]),
      ], "group-of-4", "kind::mxf4 K = 96 block32 (3 scale factors) N = 16, B scale id 2: byte 4 in the next column group", ["docs/mma.md", "docs/tmem.md"]),
     _q("Q-SFB-2CTA", "cta_group::2 block scaling: which CTA supplies B's scale factors", ["9.7.16.10.7"], [
-        ("lead", "the issuing (even) CTA's SFB holds all N columns", ["reference/tmem_mma_operands.py", "docs/clients.md C3"]),
+        ("lead", "the issuing (even) CTA's SFB holds all N columns", ["reference/tmem_mma_operands.py", "docs/clients.md C3",
+         "CuTe oracle: 2x1SM MMA_ScaleFactor puts all N SFB columns in every CTA (docs/clients-cute.md CU6)"]),
         ("split", "each CTA's SFB holds its own N/2 columns (CTA 0: 0..N/2-1, CTA 1: N/2..N-1) at the same address",
          ["Gluon TensorMemoryScalesLayout(cga_layout=[[1, 0]])", "docs/clients.md C3"]),
      ], "lead", "kind::mxf8f6f4 cta_group::2 M=256 N=128 with different SFB in the two CTAs",

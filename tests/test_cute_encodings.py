@@ -1,11 +1,12 @@
 """CuTe encoding oracle (issue 17): CUTLASS 4.2's CuTe encoders, compiled, against ``reference/``.
 
-Three host programs (``conformance/clients/cute_src/*.cu``, compiled with the wheels' nvcc and
+Four host programs (``conformance/clients/cute_src/*.cu``, compiled against the wheels' headers and
 cached) print CuTe's instruction descriptors (§9.7.16.4.2), shared-memory layouts and descriptors
-(§9.7.16.3, §9.7.16.4.1), tcgen05.ld/st fragments (§9.7.16.2.3.1, §9.7.16.8) and tcgen05.cp lane
-maps (§9.7.16.9).  Every grid point is compared bit for bit with the reference; the points where
-CuTe and the reference differ are the documented findings CU1-CU5 of docs/clients-cute.md, each
-asserted here as exactly the set that differs.  Without the clients extra every test skips.
+(§9.7.16.3, §9.7.16.4.1), tcgen05.ld/st fragments (§9.7.16.2.3.1, §9.7.16.8), tcgen05.cp lane
+maps (§9.7.16.9) and block-scaling scale-factor TMEM layouts (§9.7.16.10.7).  Every grid point is
+compared bit for bit with the reference; the points where CuTe and the reference differ are the
+documented findings CU1-CU7 of docs/clients-cute.md, each asserted here as exactly the set that
+differs.  Without the clients extra every test skips.
 """
 
 from __future__ import annotations
@@ -266,3 +267,130 @@ def test_utccp_atoms_match_cp_destinations():
 
 
 T_CP_BITS = {"128x256b": 256, "4x256b": 256, "128x128b": 128, "64x128b": 128, "32x128b": 128}
+
+
+# ---- block-scaling scale factors in Tensor Memory (§9.7.16.10.7) ------------------------------------
+
+def _sf_cells(r) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """CuTe's (lane, column, byte) of every scale factor, indexed [K index, SF, lane copy, row/column]."""
+    c = np.array([int(v) for v in str(r["cells"]).split(",")]).reshape(r["kidx"], r["nsf"], r["reps"], r["mn"])
+    return c // 65536, c % 65536 // 4, c % 4
+
+
+def _sf_mmas(r) -> list[tuple[int, int]]:
+    """(first K index, scale factors) of each MMA: sm100 reads tCtSF(_,_,k); sm103 K = 96 reads index
+    j * 96/VS of the per-MMA iteration tensor (sm103_blockscaled_mma_warpspecialized.hpp)."""
+    if r["arch"] == "sm103":
+        step = 96 // r["vs"]
+        return [(j * step, step) for j in range(r["kidx"] // step)]
+    return [(t, r["nsf"]) for t in range(r["kidx"])]
+
+
+def _sf_reference_cells(mn: int, sf: int, scale_id: int):
+    """Where ``reference.tmem_mma_operands.read_scale_factors`` reads scale factor s of row/column x in
+    lane quarter q (``tmem-scale-factors``' function): [q, x, s] lane, column, byte."""
+    from conformance.commands.tmem import scale_factor_cells
+
+    cells = scale_factor_cells(mn, sf, scale_id)[1]
+    return cells[..., 0], cells[..., 1], cells[..., 2]
+
+
+def _sf_agrees(r, reading: str | None = None) -> bool:
+    """Every MMA of record ``r``: CuTe's cells for its scale factors, relative to the MMA's address
+    (column, byte = scale id; CuTe's id is TMEM address bits 30-31), equal the reference's."""
+    from reference.spec_questions import following
+
+    lane, col, byte = _sf_cells(r)
+    mn = r["m"] // r["ctas"] if r["operand"] == "A" else r["n"]     # rows per CTA / all N columns
+    with following({"Q-K96-SFW": reading} if reading else {}):
+        for t0, sf in _sf_mmas(r):
+            assert lane[t0, 0, 0, 0] == 0                             # the address names lane 0
+            c0, sid = col[t0, 0, 0, 0], int(byte[t0, 0, 0, 0])
+            ref_lane, ref_col, ref_byte = _sf_reference_cells(mn, sf, sid)
+            for s in range(sf):
+                t, j = (t0 + s, 0) if r["arch"] == "sm103" else (t0, s)
+                got = (lane[t, j, :, :mn], col[t, j, :, :mn] - c0, byte[t, j, :, :mn])
+                want = (ref_lane[: r["reps"], :, s], ref_col[: r["reps"], :, s], ref_byte[: r["reps"], :, s])
+                if r["reps"] != 4 or any((g != w).any() for g, w in zip(got, want, strict=True)):
+                    return False
+    return True
+
+
+def test_scale_factor_tmem_layouts_match():
+    """CuTe's tmem_sf_frg (ScaleFactorDuplicated4by1) through CUTLASS's SF tile shapes equals the
+    reference's placement for every MMA of the grid (1X/2X/4X, K = 96 3X/6X, sparse, cta_group::1 and ::2
+    M = 256); each MMA reads Table 54's count (sparse: the logical K, as reference.block_scaling decides).
+    CU7: the cta_group::2 M = 128 atom's SFB (ScaleFactorDuplicated2by2) splits N over the lane halves."""
+    from reference.block_scaling import resolve_scale_vec
+
+    recs = _records("sf", "sf")
+    assert len(recs) == 60
+    for r in recs:         # scale factors per MMA = Table 54's SF for the kind, block size and K
+        sparse = "SPARSE" in r["atom"]   # VS counts logical elements: block VS/2 over the logical K (2x)
+        k = 96 if r["arch"] == "sm103" else {"mxf8f6f4": 32}.get(r["kind"], 64) * (2 if sparse else 1)
+        block = r["vs"] // 2 if sparse else r["vs"]
+        sf = resolve_scale_vec(r["kind"], f"block{block}", k, "ue4m3" if block == 16 else "ue8m0")[1]
+        assert {n for _, n in _sf_mmas(r)} == {sf}, r["atom"]
+    split = [r for r in recs if r["alloc"] == "2by2"]
+    assert all(_sf_agrees(r) for r in recs if r["alloc"] == "4by1")
+    assert split and not any(_sf_agrees(r) for r in split)
+    for r in split:        # CU7: column n of SFB in lanes 64*(n // (N/2)) + n % 32 (+32), column (n % (N/2)) // 32
+        lane, col, byte = _sf_cells(r)
+        n, half = np.arange(r["n"]), r["n"] // 2
+        for copy in range(2):
+            assert (lane[0, 0, copy, : r["n"]] == 64 * (n // half) + 32 * copy + n % 32).all()
+            assert (col[0, 0, copy, : r["n"]] == n % half // 32).all() and (byte[0, 0, copy, : r["n"]] == 0).all()
+
+
+def test_scale_factor_layouts_bear_on_spec_questions():
+    """Q-K96-SFW: for K = 96 with N = 192 CUTLASS lays SFB out over 256 columns, so the next set of four
+    bytes is 8 columns on -- the 'group-of-4' reading; 'compact' (6) disagrees exactly there.
+    Q-SFB-2CTA: cta_group::2 M = 256 SFB (MMA_ScaleFactor: a 1-SM atom over round_up(N, 128)) holds all N
+    columns at the same address in each CTA -- consistent with 'lead', not with 'split' (N/2 per CTA)."""
+    recs = [r for r in _records("sf", "sf") if r["alloc"] == "4by1"]
+    compact_differs = {(r["arch"], r["vs"], r["n"], r["operand"]) for r in recs if not _sf_agrees(r, "compact")}
+    assert compact_differs == {("sm103", 32, 192, "B"), ("sm103", 16, 192, "B")}
+    assert all(_sf_agrees(r, "group-of-4") for r in recs)
+    two_cta_b = [r for r in recs if r["ctas"] == 2 and r["operand"] == "B"]
+    assert two_cta_b and all(r["mn"] >= r["n"] and r["reps"] == 4 for r in two_cta_b)
+
+
+def test_scale_factor_smem_to_tmem_is_utccp_32x128b_warpx4():
+    """The sm100 collectives copy SF smem -> TMEM with SM100_UTCCP_4x32dp128bit (tcgen05.cp .32x128b.warpx4,
+    §9.7.16.9): each 512-byte block of the smem layout is 32 source rows of 16 bytes; row r lands in the lanes
+    ``cp_destinations`` gives (r + 32 q), byte b of the row in column b // 4, byte b % 4 of a 4-column group."""
+    recs = [r for r in _records("sf", "sf") if "smem" in r and r["alloc"] == "4by1"]
+    assert len(recs) == 42
+    dest = collections.defaultdict(set)
+    for row, lane in cp_destinations("32x128b", "warpx4"):
+        dest[row].add(lane)
+    for r in recs:
+        lane, col, byte = _sf_cells(r)
+        smem = np.array([int(v) for v in str(r["smem"]).split(",")]).reshape(r["kidx"], r["nsf"], r["mn"])
+        assert (smem % 16 == 4 * (col[:, :, 0] % 4) + byte[:, :, 0]).all(), r["atom"]
+        row = smem // 16 % 32
+        lanes = np.sort(lane, axis=2)                                    # [t, s, copies, x]
+        want = np.array([sorted(dest[v]) for v in range(32)])[row]       # [t, s, x, copies]
+        assert (lanes == want.transpose(0, 1, 3, 2)).all(), r["atom"]
+        block_to_group = {}
+        for b, g in zip((smem // 512).ravel(), (col[:, :, 0] // 4).ravel(), strict=True):
+            assert block_to_group.setdefault(b, g) == g, r["atom"]       # one copy per 512-byte block
+
+
+def test_cli_tmem_scale_factors_matches_cute():
+    """``tmem-scale-factors`` prints, per (x, s, quarter), the cell CuTe's tmem_sf_frg puts the factor in,
+    relative to the MMA's address; with ``--reading Q-K96-SFW=compact`` the N = 192 K = 96 SFB differs."""
+    recs = [r for r in _records("sf", "sf") if r["alloc"] == "4by1"]
+    for r in recs[::5] + [r for r in recs if r["arch"] == "sm103" and r["n"] == 192 and r["operand"] == "B"]:
+        lane, col, byte = _sf_cells(r)
+        mn = r["m"] // r["ctas"] if r["operand"] == "A" else r["n"]
+        for reading in (["--reading", "Q-K96-SFW=compact"] if r["n"] == 192 and r["arch"] == "sm103" else []), []:
+            for t0, sf in _sf_mmas(r)[1:3]:
+                c0, sid = col[t0, 0, 0, 0], int(byte[t0, 0, 0, 0])
+                got = json.loads(_cli("tmem-scale-factors", "--mn", str(mn), "--sf", str(sf), "--scale-id", str(sid), *reading))
+                rows = np.array(got["cells"])
+                x, s, q = rows[:, 0], rows[:, 1], rows[:, 2]
+                t, j = (t0 + s, 0 * s) if r["arch"] == "sm103" else (t0 + 0 * s, s)
+                same = ((lane[t, j, q, x] == rows[:, 3]) & (col[t, j, q, x] - c0 == rows[:, 4])
+                        & (byte[t, j, q, x] == rows[:, 5])).all()
+                assert same == (not reading or sid + sf <= 4), (r["atom"], r["n"], reading, t0)

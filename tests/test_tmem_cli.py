@@ -81,3 +81,32 @@ def test_entry_point_runs():
     proc = subprocess.run([sys.executable, "-m", "conformance.commands.cli", "tmem-fragment", "--shape", "16x64b", "--num", "x1"],
                           capture_output=True, text=True, check=True)
     assert json.loads(proc.stdout)["registers"] == 1
+
+
+@pytest.mark.parametrize("mn,sf,sid,reading", [(40, 2, 2, None), (128, 4, 0, None), (192, 3, 3, None),
+                                               (16, 3, 2, "group-of-4"), (16, 3, 2, "compact"), (256, 6, 2, None)])
+def test_scale_factors_name_the_bytes_pack_writes(capsys, mn, sf, sid, reading):
+    """tmem-scale-factors (§9.7.16.10.7): every (x, s, quarter) names the cell byte where
+    pack_scale_factors (the writer, not the reader the command uses) put scale factor s of row x."""
+    import numpy as np
+
+    from reference import tmem_mma_operands as TO
+    from reference.spec_questions import following
+
+    argv = ["tmem-scale-factors", "--mn", str(mn), "--sf", str(sf), "--scale-id", str(sid)]
+    code, doc, _ = _run(capsys, *argv, *(["--reading", f"Q-K96-SFW={reading}"] if reading else []))
+    assert code == 0
+    rows = np.array(doc["cells"])
+    assert len(rows) == 4 * mn * sf
+    codes = (np.arange(mn * sf).reshape(mn, sf) % 251) + 1
+    with following({"Q-K96-SFW": reading} if reading else {}):
+        cells = TO.pack_scale_factors(codes, sid)
+    assert doc["span"] == cells.shape[1]
+    x, s, _q, lane, col, byte = rows.T
+    assert ((cells[lane, col] >> (8 * byte).astype(np.uint32)) & 0xFF == codes[x, s]).all()
+    assert (lane % 32 == x % 32).all()
+
+
+def test_scale_factors_reject_bad_count(capsys):
+    code, _, err = _run(capsys, "tmem-scale-factors", "--mn", "64", "--sf", "5")
+    assert code != 0 and "9.7.16.10.7" in err and len(err.strip().splitlines()) == 1

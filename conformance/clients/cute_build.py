@@ -7,7 +7,8 @@ Toolchain, all from wheels of the ``clients``/``toolchain`` extras:
 * ``nvidia-cuda-cccl``: libcu++ headers under ``nvidia/cu13/include/cccl``;
 * the system ``g++`` as host compiler.
 
-:func:`run_host` compiles a host program and returns what it prints (encoding oracles);
+:func:`run_host` compiles a host program and returns what it prints (encoding oracles; with
+``host_only`` the system g++ compiles it alone against the same headers, a third of nvcc's CPU time);
 :func:`compile_ptx` compiles device code to PTX for ``sm_100a``/``sm_103a`` (kernels the
 simulator runs).  Outputs are cached under ``$TCGEN05_CTS_CACHE/cute`` (default
 ``.cts-cache/cute``), keyed by the SHA-256 of the source, the flags and the wheel versions, so
@@ -111,10 +112,18 @@ def _key(source: str, what: str, flags: list[str], tc: CuteToolchain) -> str:
     return h.hexdigest()[:32]
 
 
+def _host_only_cmd(tc: CuteToolchain, extra: tuple[str, ...]) -> list[str]:
+    """g++ straight on the CUDA C++ source (no ``__CUDACC__``): CuTe's layout algebra and encoders are
+    host code, so the program prints the same; nvcc would also run its device front end over every
+    CuTe header (about 3x the CPU time of a cold compile)."""
+    return [shutil.which("g++") or "g++", "-std=c++17", "-O0", "-w", "-x", "c++",
+            *[f"-I{p}" for p in tc.includes], *extra]
+
+
 def _compile(source: str, what: str, arch: str, extra: tuple[str, ...], suffix: str) -> Path:
     """Compile ``source`` once into the cache; return the cached output path (atomic)."""
     tc = toolchain()
-    flags = tc.flags(arch) + list(extra)
+    flags = _host_only_cmd(tc, extra) if what == "host-only" else tc.flags(arch) + list(extra)
     key = _key(source, what, flags, tc)
     out = cache_dir() / f"{key}{suffix}"
     if out.exists():
@@ -138,22 +147,24 @@ def _compile_into(out: Path, source: str, what: str, arch: str, flags: list[str]
         src.write_text(source)
         target = Path(tmp) / f"out{suffix}"
         mode = ["-ptx"] if what == "ptx" else []
-        cmd = [str(tc.nvcc), *flags, *mode, str(src), "-o", str(target)]
+        cmd = [*flags, str(src)] if what == "host-only" else [str(tc.nvcc), *flags, *mode, str(src)]
+        cmd += ["-o", str(target)]
         env = dict(os.environ, PATH=f"{tc.nvcc.parent}{os.pathsep}{os.environ.get('PATH', '')}")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT_S, env=env)
         if proc.returncode != 0:
-            raise CuteBuildError(f"nvcc ({what}, {arch}) failed with exit {proc.returncode}:\n"
+            raise CuteBuildError(f"{'g++' if what == 'host-only' else 'nvcc'} ({what}, {arch}) failed with exit {proc.returncode}:\n"
                                  f"{proc.stderr.strip()[-4000:]}")
         tmp_out = out.with_suffix(out.suffix + f".{os.getpid()}.tmp")
         shutil.copyfile(target, tmp_out)
-        if what == "host":
+        if what.startswith("host"):
             tmp_out.chmod(0o755)
         os.replace(tmp_out, out)
 
 
-def run_host(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ()) -> str:
-    """Compile (cached) and run a host program; return its stdout.  The printed text is cached too."""
-    exe = _compile(source, "host", arch, extra, "")
+def run_host(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = (), host_only: bool = False) -> str:
+    """Compile (cached) and run a host program; return its stdout.  The printed text is cached too.
+    ``host_only``: compile with g++ alone (:func:`_host_only_cmd`), for programs without device code."""
+    exe = _compile(source, "host-only" if host_only else "host", arch, extra, "")
     printed = exe.with_suffix(".out")
     if printed.exists():
         return printed.read_text()

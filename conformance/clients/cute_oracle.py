@@ -2,9 +2,9 @@
 
 The programs live in ``conformance/clients/cute_src/*.cu`` (our own code; they call CuTe's public
 functions and print what they return, one line per grid point: ``<record> key=value ...``).
-:func:`oracle_records` compiles one with the wheels' nvcc (:mod:`conformance.clients.cute_build`,
-cached on disk; a file lock keeps parallel test workers from compiling the same program twice) and
-parses every line into a dict (decimal and ``0x`` values become ints).  ``tests/test_cute_encodings.py``
+:func:`oracle_records` compiles one against the wheels' headers (host code only, so g++ alone:
+:func:`conformance.clients.cute_build.run_host` with ``host_only``; cached on disk; a file lock keeps
+parallel test workers from compiling the same program twice) and parses every line into a dict (decimal and ``0x`` values become ints).  ``tests/test_cute_encodings.py``
 compares the records with ``reference/`` (docs/clients-cute.md lists the grids and the findings).
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from conformance.clients.cute_build import cache_dir, run_host
 
 SOURCES = Path(__file__).resolve().parent / "cute_src"
-PROGRAMS = ("idesc", "smem", "tmem")
+PROGRAMS = ("idesc", "smem", "tmem", "sf")
 
 
 def _value(text: str):
@@ -49,7 +49,7 @@ def program_output(name: str) -> str:
     with open(lock_dir / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
-            return run_host(source)
+            return run_host(source, host_only=True)
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
 

@@ -6,6 +6,10 @@ tmem-fragment --shape SHAPE --num xN [--pack16] [--half-split OFFSET] [--op ld|s
 tmem-layout --m M --cta-group G [--sparse] [--ws] --n N [--lane-offset A]
     {"cells": [[row, col, cta, lane, column], ...]}                        (§9.7.16.10.5)
     where D[row][col] lives, lane/column relative to the D address.
+tmem-scale-factors --mn MN --sf SF --scale-id ID [--reading Q-K96-SFW=R]
+    {"span": columns, "cells": [[x, s, quarter, lane, column, byte], ...]}   (§9.7.16.10.7)
+    where an MMA reads scale factor s of row/column x in each lane quarter, column and byte relative
+    to the scale-factor address (CUTLASS's tmem_sf_frg layouts compare with this: docs/clients-cute.md).
 Invalid shape/num combinations exit 2 with one line naming Table 47 (ld) or Table 48 (st).
 """
 
@@ -14,8 +18,12 @@ from __future__ import annotations
 import argparse
 import json
 
+import numpy as np
+
 from conformance.commands.cli import CliError, parse_int
+from reference import tmem_mma_operands as TO
 from reference.datapath_layouts import d_cells
+from reference.spec_questions import following, parse_assignments
 from reference.tmem_fragments import fragment_map
 
 
@@ -49,6 +57,30 @@ def layout_handler(args: argparse.Namespace) -> int:
     return 0
 
 
+def scale_factor_cells(mn: int, sf: int, scale_id: int) -> tuple[int, np.ndarray]:
+    """(span, ``int[4, mn, sf, 3]``): the (lane, column, byte) at which
+    ``reference.tmem_mma_operands.read_scale_factors`` reads scale factor s of row/column x in lane
+    quarter q, found by reading cells whose bytes name their own position (column*4 + byte; then lane)."""
+    span = TO.scale_factor_span(mn, sf, scale_id)
+    if span > 64:
+        raise CliError(f"--mn/--sf expects at most 64 columns of scale factors, but got {span}")
+    pos = (4 * np.arange(span)[:, None] + np.arange(4)[None, :]).astype(np.uint32)
+    named = np.broadcast_to((pos << (8 * np.arange(4, dtype=np.uint32))).sum(axis=1, dtype=np.uint32), (128, span))
+    lanes = np.broadcast_to(np.arange(128, dtype=np.uint32)[:, None] * np.uint32(0x01010101), (128, span))
+    where = TO.read_scale_factors(named, mn, sf, scale_id).astype(int)
+    lane = TO.read_scale_factors(lanes, mn, sf, scale_id).astype(int)
+    return span, np.stack([lane, where // 4, where % 4], axis=-1)
+
+
+def scale_factors_handler(args: argparse.Namespace) -> int:
+    with following(parse_assignments(args.reading)):
+        span, cells = scale_factor_cells(args.mn, args.sf, args.scale_id)
+    q, x, s = np.meshgrid(np.arange(4), np.arange(args.mn), np.arange(args.sf), indexing="ij")
+    rows = np.stack([x, s, q, cells[..., 0], cells[..., 1], cells[..., 2]], axis=-1).reshape(-1, 6)
+    print(json.dumps({"span": span, "cells": rows.tolist()}, separators=(",", ":")))
+    return 0
+
+
 def register(subparsers) -> None:
     frag = subparsers.add_parser("tmem-fragment", help="tcgen05.ld/st fragment map (thread, reg) <-> (lane, column)",
                                  description=fragment_handler.__doc__ or __doc__)
@@ -68,3 +100,11 @@ def register(subparsers) -> None:
     lay.add_argument("--n", required=True, type=parse_int)
     lay.add_argument("--lane-offset", type=parse_int, default=0, help="lane alignment of layouts C/F: 0 or 16")
     lay.set_defaults(func=layout_handler)
+
+    sfp = subparsers.add_parser("tmem-scale-factors", help="block scaling: where each scale factor is read (§9.7.16.10.7)")
+    sfp.add_argument("--mn", required=True, type=parse_int, help="rows of A per CTA (SFA) or N (SFB)")
+    sfp.add_argument("--sf", required=True, type=parse_int, help="scale factors per row: 1, 2, 3, 4 or 6 (Table 54)")
+    sfp.add_argument("--scale-id", type=parse_int, default=0, help="SFA_ID / SFB_ID (byte offset)")
+    sfp.add_argument("--reading", action="append", default=[], metavar="QID=R",
+                     help="spec question reading, e.g. Q-K96-SFW=compact (docs/spec-questions.md)")
+    sfp.set_defaults(func=scale_factors_handler)
