@@ -394,6 +394,7 @@ class SparseGemm:
     sw: str = "SW128"            # layout atom of A (dense and Sp) and B
     load: str = "32dp32b8x"
     m: int = 128
+    pair: bool = False           # cta_group::2 (2x1SM_SS_SPARSE, gemm_sp2), M = 256
 
     @property
     def entry(self) -> str:
@@ -411,7 +412,9 @@ class SparseGemm:
     def cpp(self) -> str:
         t = CUTE_TYPES[self.ta]
         k = "UMMA::Major::K"
-        mma = f"SM100_MMA_{_SP_ATOM[self.ta]}_SS_SPARSE<{t}, {t}, {self.acc}, {self.m}, {self.n}, {k}, {k}>"
+        form = "2x1SM_SS" if self.pair else "SS"
+        mma = f"SM100_MMA_{_SP_ATOM[self.ta]}_{form}_SPARSE<{t}, {t}, {self.acc}, {self.m}, {self.n}, {k}, {k}>"
+        body = "gemm_sp2" if self.pair else "gemm_sp"
         return "\n".join([
             f"struct Cfg_{self.entry} {{",
             f"  using TA = {t}; using TB = {t}; using TC = {self.acc};",
@@ -423,7 +426,7 @@ class SparseGemm:
             f"  using Load = SM100_TMEM_LOAD_{self.load};",
             "};",
             f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
-            f"void const* e, void* c) {{ cts::gemm_sp<Cfg_{self.entry}>(a, b, e, c); }}",
+            f"void const* e, void* c) {{ cts::{body}<Cfg_{self.entry}>(a, b, e, c); }}",
         ])
 
     def make_case(self, rng: np.random.Generator) -> Case:
@@ -452,13 +455,14 @@ class SparseGemm:
                     (1, 1, 1), {"c": want})
 
     def families(self) -> tuple[str, ...]:
-        return ("mma_sp", "tcgen05_cp", "tmem", "pipeline")
+        pair = ("mma_cta_pair",) if self.pair else ()
+        return ("mma_sp", *pair, "tcgen05_cp", "tmem", "pipeline")
 
 
 def _sparse_kernel(g: SparseGemm, program: CuteProgram) -> ClientKernel:
     sig = {"a": "*u8", "b": "*u8", "e": "*u8", "c": "*fp32" if g.acc == "float" else "*i32"}
     return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
-                        num_warps=4, num_stages=1)
+                        num_warps=4, num_stages=1, num_ctas=2 if g.pair else 1)
 
 
 def sparse_gemms() -> list[SparseGemm]:
@@ -469,6 +473,11 @@ def sparse_gemms() -> list[SparseGemm]:
         S("tf32_sp_m128n64k64", "tf32", 64),
         S("s8_sp_m128n64k128", "s8", 64, sw="SW64"),
         S("e4m3_sp_m128n64k128", "e4m3", 64, sw="SW64"),
+        # cta_group::2: 128 rows of A and metadata per CTA (interleaved per CTA for f16/tf32, Q-META-TMEM)
+        S("f16_sp_2sm_m256n64k128", "f16", 64, m=256, pair=True),
+        S("tf32_sp_2sm_m256n64k64", "tf32", 64, m=256, pair=True),
+        S("s8_sp_2sm_m256n64k128", "s8", 64, sw="SW64", m=256, pair=True),
+        S("e4m3_sp_2sm_m256n64k128", "e4m3", 64, sw="SW64", m=256, pair=True),
     ]
 
 

@@ -16,6 +16,7 @@
 #include <cute/atom/mma_traits_sm100.hpp>
 #include <cute/atom/copy_traits_sm100.hpp>
 #include <cute/arch/tmem_allocator_sm100.hpp>
+#include <cute/arch/cluster_sm90.hpp>
 #include <cutlass/arch/barrier.h>
 #include <cutlass/gemm/collective/builders/sm1xx_sparse_config.inl>
 
@@ -106,6 +107,95 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
   copy(tDrC, tDgC);
   __syncthreads();
   if (warp == 0) TMEM::Allocator1Sm().free(tmem_base, 512);
+}
+
+// cta_group::2 (SM100_MMA_*_2x1SM_SS_SPARSE, a cluster of 2 CTAs, M = 256): each CTA holds its 128 rows of
+// compressed A and of metadata (same smem offsets, same TMEM columns) and its N/2 rows of B; the leader copies
+// both CTAs' metadata with one SM100_UTCCP_128dp128bit_2cta and issues the MMAs (as gemm_2sm.cuh).
+template <class Cfg>
+CUTE_DEVICE void gemm_sp2(void const* pa, void const* pb, void const* pe, void* pc) {
+  using TA = typename Cfg::TA; using TB = typename Cfg::TB; using TC = typename Cfg::TC;
+  constexpr int M = Cfg::M, N = Cfg::N, K = Cfg::K, MC = M / 2;
+  using TiledMma = decltype(make_tiled_mma(typename Cfg::Mma{}));
+  TiledMma tiled_mma;
+  using AMma = typename TiledMma::ValTypeA;
+  using EMma = typename TiledMma::ValTypeE;
+  using SC = cutlass::Sm1xxGemmSparseConfig<AMma, cutlass::layout::RowMajor, EMma>;
+  constexpr int ES = EMma::sparsity;
+  static_assert(K == int(typename SC::TensorEAtomK{}) && MC == 128, "one metadata atom of 128 rows per CTA");
+
+  auto shape_A = partition_shape_A(tiled_mma, make_shape(Int<M>{}, Int<K>{}));
+  auto shape_B = partition_shape_B(tiled_mma, make_shape(Int<N>{}, Int<K>{}));
+  auto sA_layout = UMMA::tile_to_mma_shape(typename Cfg::SpAtomA{}, shape_A);
+  auto sA_dense = tile_to_shape(typename Cfg::AtomA{}, make_shape(Int<MC>{}, Int<K / 2>{}));
+  auto sB_layout = UMMA::tile_to_mma_shape(typename Cfg::AtomB{}, shape_B);
+  __shared__ alignas(1024) uint8_t smemA[MC * K / 2 * sizeof_bits_v<TA> / 8];
+  __shared__ alignas(1024) uint8_t smemB[cosize_v<decltype(sB_layout)> * sizeof_bits_v<TB> / 8];
+  __shared__ alignas(128) uint8_t smemE[MC * K / ES];
+  __shared__ alignas(8) uint64_t mbar;
+  __shared__ uint32_t tmem_base;
+
+  uint32_t rank = cute::block_rank_in_cluster();
+  Tensor gA = make_tensor(make_gmem_ptr<TA>(pa), make_layout(make_shape(Int<M>{}, Int<K / 2>{}), make_stride(Int<K / 2>{}, _1{})));
+  Tensor gB = make_tensor(make_gmem_ptr<TB>(pb), make_layout(make_shape(Int<N>{}, Int<K>{}), make_stride(Int<K>{}, _1{})));
+  Tensor gC = make_tensor(make_gmem_ptr<TC>(pc), make_layout(make_shape(Int<M>{}, Int<N>{}), make_stride(Int<N>{}, _1{})));
+  uint8_t const* gE = reinterpret_cast<uint8_t const*>(pe) + rank * MC * (K / ES);
+  ThrMMA thr_mma = tiled_mma.get_slice(rank);
+  Tensor tCgB = thr_mma.partition_B(gB);
+  Tensor tCgC = thr_mma.partition_C(gC);
+  Tensor sAd = make_tensor(make_smem_ptr<TA>(static_cast<void*>(smemA)), sA_dense);
+  Tensor tCsB = make_tensor(make_smem_ptr<TB>(static_cast<void*>(smemB)), sB_layout);
+  for (int i = threadIdx.x; i < MC * K / 2; i += blockDim.x)
+    sAd(i / (K / 2), i % (K / 2)) = gA(rank * MC + i / (K / 2), i % (K / 2));
+  for (int i = threadIdx.x; i < size(tCsB); i += blockDim.x) tCsB(i) = tCgB(i);
+  typename SC::TensorEAtom e_atom;
+  for (int i = threadIdx.x; i < MC * K / ES; i += blockDim.x) {
+    int m = i / (K / ES), b = i % (K / ES);
+    smemE[e_atom(m, b * ES) / ES] = gE[i];
+  }
+
+  int warp = threadIdx.x / 32;
+  if (warp == 0) {
+    TMEM::Allocator2Sm().allocate(512, &tmem_base);
+    TMEM::Allocator2Sm().release_allocation_lock();
+  }
+  if (threadIdx.x == 0) cute::initialize_barrier(mbar, 1);
+  cutlass::arch::fence_barrier_init();
+  cutlass::arch::fence_view_async_shared();
+  cute::cluster_sync();
+  Tensor tCtAcc = thr_mma.make_fragment_C(tCgC);
+  tCtAcc.data() = tmem_base;
+  Tensor tCtE = make_tensor<typename TiledMma::FrgTypeE>(shape_A);
+  uint32_t e_col = tmem_base + Cfg::E_COL;
+  tCtE.data() = e_col;
+  if (rank == 0 && warp == 0) {
+    Tensor tCsA = make_tensor(make_smem_ptr<AMma>(static_cast<void*>(smemA)), sA_layout);
+    Tensor tCrA = thr_mma.make_fragment_A(tCsA);
+    Tensor tCrB = thr_mma.make_fragment_B(tCsB);
+    if (cute::elect_one_sync()) {
+      auto e_src = make_tensor(make_smem_ptr(smemE),
+                               tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(Int<128>{}, _16{})));
+      SM100_UTCCP_128dp128bit_2cta::copy(uint64_t(UMMA::make_umma_desc<UMMA::Major::K>(e_src)), e_col);
+    }
+    __syncwarp();
+    tiled_mma.accumulate_ = UMMA::ScaleOut::Zero;
+    CUTE_UNROLL
+    for (int k = 0; k < size<2>(tCrA); ++k) {
+      gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+      tiled_mma.accumulate_ = UMMA::ScaleOut::One;
+    }
+    cutlass::arch::umma_arrive_multicast_2x1SM(&mbar, uint16_t(0b11));
+  }
+  cute::wait_barrier(mbar, 0);
+  auto t2r = make_tmem_copy(typename Cfg::Load{}, tCtAcc);
+  auto thr = t2r.get_slice(threadIdx.x);
+  Tensor tDgC = thr.partition_D(tCgC);
+  Tensor tDrC = make_tensor<TC>(shape(tDgC));
+  copy(t2r, thr.partition_S(tCtAcc), tDrC);
+  cutlass::arch::fence_view_async_tmem_load();
+  copy(tDrC, tDgC);
+  cute::cluster_sync();
+  if (warp == 0) TMEM::Allocator2Sm().free(tmem_base, 512);
 }
 
 }  // namespace cts
