@@ -381,6 +381,9 @@ def pair_gemms() -> list[Gemm]:
 #: the 2:4 pairs (idx0 < idx1) a tcgen05 metadata nibble names, and the 1:2 nibbles (§9.7.16.10.8.1-.2)
 _PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 _TF32_NIBBLE = (0b0100, 0b1110)
+#: logical K per scale factor of kind::mxf8f6f4 .sp: one factor per MMA of K = 64 (Table 54 1X over the logical
+#: K, reference.block_scaling; CuTe's SFVecSize = 64, cute/atom/mma_traits_sm100.hpp:2804-2805)
+_SP_VS = 64
 _SP_ATOM = {"f16": "F16BF16", "bf16": "F16BF16", "tf32": "TF32", "s8": "S8", "e4m3": "F8F6F4"}
 
 
@@ -395,6 +398,8 @@ class SparseGemm:
     load: str = "32dp32b8x"
     m: int = 128
     pair: bool = False           # cta_group::2 (2x1SM_SS_SPARSE, gemm_sp2), M = 256
+    tb: str = ""                 # B's format when it differs from A's
+    scaled: bool = False         # block-scaled (MXF8F6F4_SS_SPARSE, ue8m0 block32 scale factors)
 
     @property
     def entry(self) -> str:
@@ -410,15 +415,18 @@ class SparseGemm:
         return "int32_t" if self.ta == "s8" else "float"
 
     def cpp(self) -> str:
-        t = CUTE_TYPES[self.ta]
+        t, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb or self.ta]
         k = "UMMA::Major::K"
         form = "2x1SM_SS" if self.pair else "SS"
-        mma = f"SM100_MMA_{_SP_ATOM[self.ta]}_{form}_SPARSE<{t}, {t}, {self.acc}, {self.m}, {self.n}, {k}, {k}>"
+        kind, sf = ("MXF8F6F4", "cutlass::float_ue8m0_t, ") if self.scaled else (_SP_ATOM[self.ta], "")
+        mma = f"SM100_MMA_{kind}_{form}_SPARSE<{t}, {tb}, {self.acc}, {sf}{self.m}, {self.n}, {k}, {k}>"
         body = "gemm_sp2" if self.pair else "gemm_sp"
+        sfp = ", sfa, sfb" if self.scaled else ""
         return "\n".join([
             f"struct Cfg_{self.entry} {{",
-            f"  using TA = {t}; using TB = {t}; using TC = {self.acc};",
-            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, E_COL = 256;",
+            f"  using TA = {t}; using TB = {tb}; using TC = {self.acc}; using TSF = cutlass::float_ue8m0_t;",
+            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, E_COL = 256, SF_COL = 264, SPB = 1;",
+            f"  static constexpr bool SCALED = {'true' if self.scaled else 'false'};",
             f"  using Mma = {mma};",
             f"  using AtomA = UMMA::Layout_K_{self.sw}_Atom<TA>;",
             f"  using SpAtomA = UMMA::Layout_K_{self.sw}_SpAtom<TA, 2>;",
@@ -426,7 +434,8 @@ class SparseGemm:
             f"  using Load = SM100_TMEM_LOAD_{self.load};",
             "};",
             f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
-            f"void const* e, void* c) {{ cts::{body}<Cfg_{self.entry}>(a, b, e, c); }}",
+            f"void const* e, {'void const* sfa, void const* sfb, ' if self.scaled else ''}void* c) "
+            f"{{ cts::{body}<Cfg_{self.entry}>(a, b, e, c{sfp}); }}",
         ])
 
     def make_case(self, rng: np.random.Generator) -> Case:
@@ -450,17 +459,26 @@ class SparseGemm:
         meta = (nib[:, 0::2] | (nib[:, 1::2] << 4)).astype(np.uint8)
         b = rng.integers(-3, 4, (self.n, k))
         out = np.int32 if self.acc == "int32_t" else np.float32
+        ins = [In(codes(self.ta, comp)), In(codes(self.tb or self.ta, b)), In(meta)]
+        if self.scaled:         # one ue8m0 factor per MMA = 64 logical K (SFVecSize 64), images as in Scaled
+            s = Scaled(self.name, self.ta, self.tb or self.ta, self.n, k, vs=_SP_VS)
+            sa, sa_src = s._scales(rng, m, "4x32dp128bit")
+            sb, sb_src = s._scales(rng, self.n, "4x32dp128bit")
+            dense = dense * np.repeat(sa, _SP_VS, axis=1)
+            b = b * np.repeat(sb, _SP_VS, axis=1)
+            ins += [In(sa_src), In(sb_src)]
         want = (dense.astype(np.float64) @ b.T.astype(np.float64)).astype(out)
-        return Case((In(codes(self.ta, comp)), In(codes(self.ta, b)), In(meta), Out("c", (m, self.n), out)),
-                    (1, 1, 1), {"c": want})
+        return Case((*ins, Out("c", (m, self.n), out)), (1, 1, 1), {"c": want})
 
     def families(self) -> tuple[str, ...]:
         pair = ("mma_cta_pair",) if self.pair else ()
-        return ("mma_sp", *pair, "tcgen05_cp", "tmem", "pipeline")
+        scaled = ("mma_block_scale",) if self.scaled else ()
+        return ("mma_sp", *pair, *scaled, "tcgen05_cp", "tmem", "pipeline")
 
 
 def _sparse_kernel(g: SparseGemm, program: CuteProgram) -> ClientKernel:
-    sig = {"a": "*u8", "b": "*u8", "e": "*u8", "c": "*fp32" if g.acc == "float" else "*i32"}
+    sf = {"sfa": "*u8", "sfb": "*u8"} if g.scaled else {}
+    sig = {"a": "*u8", "b": "*u8", "e": "*u8", **sf, "c": "*fp32" if g.acc == "float" else "*i32"}
     return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
                         num_warps=4, num_stages=1, num_ctas=2 if g.pair else 1)
 
@@ -478,6 +496,9 @@ def sparse_gemms() -> list[SparseGemm]:
         S("tf32_sp_2sm_m256n64k64", "tf32", 64, m=256, pair=True),
         S("s8_sp_2sm_m256n64k128", "s8", 64, sw="SW64", m=256, pair=True),
         S("e4m3_sp_2sm_m256n64k128", "e4m3", 64, sw="SW64", m=256, pair=True),
+        # block-scaled sparse (kind::mxf8f6f4 .sp): ue8m0, one factor per MMA (ids 0 and 1)
+        S("mxf8_e4m3_sp_m128n64k128", "e4m3", 64, sw="SW64", scaled=True),
+        S("mxf8_e5m2_e4m3_sp_m128n128k128", "e5m2", 128, sw="SW64", scaled=True, tb="e4m3", load="32dp32b16x"),
     ]
 
 

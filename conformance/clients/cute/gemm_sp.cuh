@@ -23,8 +23,11 @@
 namespace cts {
 using namespace cute;
 
+// Block-scaled sparse (Cfg::SCALED, SM100_MMA_MXF8F6F4_SS_SPARSE): scale factors as in gemm_bs.cuh, 32-row
+// images copied with SM100_UTCCP_4x32dp128bit_1cta, K block k's ids in TMEM address bits 30-31.
 template <class Cfg>
-CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* pc) {
+CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* pc,
+                         void const* psa = nullptr, void const* psb = nullptr) {
   using TA = typename Cfg::TA; using TB = typename Cfg::TB; using TC = typename Cfg::TC;
   constexpr int M = Cfg::M, N = Cfg::N, K = Cfg::K;
   using TiledMma = decltype(make_tiled_mma(typename Cfg::Mma{}));
@@ -44,8 +47,17 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
   __shared__ alignas(1024) uint8_t smemA[M * K / 2 * sizeof_bits_v<TA> / 8];
   __shared__ alignas(1024) uint8_t smemB[cosize_v<decltype(sB_layout)> * sizeof_bits_v<TB> / 8];
   __shared__ alignas(128) uint8_t smemE[M * K / ES];
+  __shared__ alignas(128) uint8_t smemSF[2][Cfg::SCALED ? 32 * 16 : 1];
   __shared__ alignas(8) uint64_t mbar;
   __shared__ uint32_t tmem_base;
+  auto sf_layout = tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(_32{}, _16{}));
+  if constexpr (Cfg::SCALED) {
+    for (int i = threadIdx.x; i < 32 * 16; i += blockDim.x) {
+      Tensor sa = make_tensor(make_smem_ptr(smemSF[0]), sf_layout), sb = make_tensor(make_smem_ptr(smemSF[1]), sf_layout);
+      sa(i / 16, i % 16) = reinterpret_cast<uint8_t const*>(psa)[i];
+      sb(i / 16, i % 16) = reinterpret_cast<uint8_t const*>(psb)[i];
+    }
+  }
 
   // compressed A [M][K/2], B [N][K], metadata [M][K/ES] bytes: all row-major in global memory
   Tensor gA = make_tensor(make_gmem_ptr<TA>(pa), make_layout(make_shape(Int<M>{}, Int<K / 2>{}), make_stride(Int<K / 2>{}, _1{})));
@@ -87,12 +99,25 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
       auto e_src = make_tensor(make_smem_ptr(smemE),
                                tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(Int<128>{}, _16{})));
       SM100_UTCCP_128dp128bit_1cta::copy(uint64_t(UMMA::make_umma_desc<UMMA::Major::K>(e_src)), e_col);
+      if constexpr (Cfg::SCALED) {
+        for (int j = 0; j < 2; ++j)
+          SM100_UTCCP_4x32dp128bit_1cta::copy(
+              uint64_t(UMMA::make_umma_desc<UMMA::Major::K>(make_tensor(make_smem_ptr(smemSF[j]), sf_layout))),
+              tmem_base + Cfg::SF_COL + 4 * j);
+      }
     }
     __syncwarp();
     tiled_mma.accumulate_ = UMMA::ScaleOut::Zero;
     CUTE_UNROLL
     for (int k = 0; k < size<2>(tCrA); ++k) {
-      gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+      if constexpr (Cfg::SCALED) {
+        uint32_t byte = uint32_t((k * Cfg::SPB) % 4) << 30;   // scale-factor id in TMEM address bits 30-31 (K2)
+        Tensor tSFA = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL) | byte), Layout<_1>{});
+        Tensor tSFB = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4) | byte), Layout<_1>{});
+        gemm(tiled_mma.with(tiled_mma.accumulate_, tCtE(_, _, k), tSFA, tSFB), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+      } else {
+        gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+      }
       tiled_mma.accumulate_ = UMMA::ScaleOut::One;
     }
     cutlass::arch::umma_arrive(&mbar);
