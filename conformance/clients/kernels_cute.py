@@ -406,9 +406,13 @@ class SparseGemm:
         return "cute_" + self.name.replace(".", "_")
 
     @property
+    def fp4(self) -> bool:
+        return self.ta == "e2m1"
+
+    @property
     def k(self) -> int:
         """K of one CUTLASS metadata atom (Sm1xxGemmSparseConfig::TensorEAtomK)."""
-        return 64 if self.ta == "tf32" else 128
+        return 64 if self.ta == "tf32" else 256 if self.fp4 else 128
 
     @property
     def acc(self) -> str:
@@ -419,17 +423,23 @@ class SparseGemm:
         k = "UMMA::Major::K"
         form = "2x1SM_SS" if self.pair else "SS"
         kind, sf = ("MXF8F6F4", "cutlass::float_ue8m0_t, ") if self.scaled else (_SP_ATOM[self.ta], "")
-        mma = f"SM100_MMA_{kind}_{form}_SPARSE<{t}, {tb}, {self.acc}, {sf}{self.m}, {self.n}, {k}, {k}>"
+        mn = f"{self.m}, {self.n}"
+        if self.fp4:            # kind::mxf4 .sp (VS = 64 logical = block32 of the stored elements)
+            kind, mn = "MXF4NVF4", f"{mn}, {_SP_VS}"
+        mma = f"SM100_MMA_{kind}_{form}_SPARSE<{t}, {tb}, {self.acc}, {sf}{mn}, {k}, {k}>"
+        ta_smem, kc = ("uint8_t", self.k // 4) if self.fp4 else ("TA", self.k // 2)   # fp4: packed bytes
         body = "gemm_sp2" if self.pair else "gemm_sp"
         sfp = ", sfa, sfb" if self.scaled else ""
         return "\n".join([
             f"struct Cfg_{self.entry} {{",
             f"  using TA = {t}; using TB = {tb}; using TC = {self.acc}; using TSF = cutlass::float_ue8m0_t;",
-            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, E_COL = 256, SF_COL = 264, SPB = 1;",
+            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, E_COL = 256, SF_COL = 264, SPB = {2 if self.fp4 else 1};",
             f"  static constexpr bool SCALED = {'true' if self.scaled else 'false'};",
+            f"  static constexpr int KC = {kc};",
+            f"  using TAS = {ta_smem};      // compressed A's element in shared memory",
             f"  using Mma = {mma};",
-            f"  using AtomA = UMMA::Layout_K_{self.sw}_Atom<TA>;",
-            f"  using SpAtomA = UMMA::Layout_K_{self.sw}_SpAtom<TA, 2>;",
+            f"  using AtomA = UMMA::Layout_K_{self.sw}_Atom<{ta_smem}>;",
+            f"  using SpAtomA = UMMA::Layout_K_{self.sw}_SpAtom<{ta_smem}, {4 if self.fp4 else 2}>;",
             f"  using AtomB = UMMA::Layout_K_{self.sw}_Atom<TB>;",
             f"  using Load = SM100_TMEM_LOAD_{self.load};",
             "};",
@@ -449,6 +459,13 @@ class SparseGemm:
             nib = np.array(_TF32_NIBBLE)[pos]
             rows, j = np.indices(pos.shape)
             dense[rows, 2 * j + pos] = comp
+        elif self.fp4:                              # 4:8: two kept pairs per 8
+            pick = rng.integers(0, len(_PAIRS), (m, k // 8))
+            pairs = np.array(_PAIRS)[pick]
+            nib = pairs[..., 0] | (pairs[..., 1] << 2)
+            rows, j = np.indices(pick.shape)
+            for t in range(4):                      # stored element t of the chunk -> pair t // 2, half t % 2
+                dense[rows, 8 * j + 2 * pairs[..., t // 2] + t % 2] = comp[:, t::4]
         else:                                       # 2:4: two kept elements per 4
             pick = rng.integers(0, len(_PAIRS), (m, k // 4))
             pairs = np.array(_PAIRS)[pick]
@@ -499,6 +516,7 @@ def sparse_gemms() -> list[SparseGemm]:
         # block-scaled sparse (kind::mxf8f6f4 .sp): ue8m0, one factor per MMA (ids 0 and 1)
         S("mxf8_e4m3_sp_m128n64k128", "e4m3", 64, sw="SW64", scaled=True),
         S("mxf8_e5m2_e4m3_sp_m128n128k128", "e5m2", 128, sw="SW64", scaled=True, tb="e4m3", load="32dp32b16x"),
+        S("mxf4_sp_m128n64k256", "e2m1", 64, sw="SW64", scaled=True),
     ]
 
 

@@ -42,9 +42,9 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
   auto shape_A = partition_shape_A(tiled_mma, make_shape(Int<M>{}, Int<K>{}));
   auto shape_B = partition_shape_B(tiled_mma, make_shape(Int<N>{}, Int<K>{}));
   auto sA_layout = UMMA::tile_to_mma_shape(typename Cfg::SpAtomA{}, shape_A);
-  auto sA_dense = tile_to_shape(typename Cfg::AtomA{}, make_shape(Int<M>{}, Int<K / 2>{}));
+  auto sA_dense = tile_to_shape(typename Cfg::AtomA{}, make_shape(Int<M>{}, Int<Cfg::KC>{}));
   auto sB_layout = UMMA::tile_to_mma_shape(typename Cfg::AtomB{}, shape_B);
-  __shared__ alignas(1024) uint8_t smemA[M * K / 2 * sizeof_bits_v<TA> / 8];
+  __shared__ alignas(1024) uint8_t smemA[M * Cfg::KC * sizeof_bits_v<typename Cfg::TAS> / 8];
   __shared__ alignas(1024) uint8_t smemB[cosize_v<decltype(sB_layout)> * sizeof_bits_v<TB> / 8];
   __shared__ alignas(128) uint8_t smemE[M * K / ES];
   __shared__ alignas(128) uint8_t smemSF[2][Cfg::SCALED ? 32 * 16 : 1];
@@ -59,18 +59,23 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
     }
   }
 
-  // compressed A [M][K/2], B [N][K], metadata [M][K/ES] bytes: all row-major in global memory
-  Tensor gA = make_tensor(make_gmem_ptr<TA>(pa), make_layout(make_shape(Int<M>{}, Int<K / 2>{}), make_stride(Int<K / 2>{}, _1{})));
+  // compressed A [M][KC] (KC = K/2 elements, or K/4 bytes of packed fp4), B [N][K], metadata [M][K/ES] bytes:
+  // all row-major in global memory
+  Tensor gA = make_tensor(make_gmem_ptr<typename Cfg::TAS>(pa), make_layout(make_shape(Int<M>{}, Int<Cfg::KC>{}), make_stride(Int<Cfg::KC>{}, _1{})));
   Tensor gB = make_tensor(make_gmem_ptr<TB>(pb), make_layout(make_shape(Int<N>{}, Int<K>{}), make_stride(Int<K>{}, _1{})));
   Tensor gC = make_tensor(make_gmem_ptr<TC>(pc), make_layout(make_shape(Int<M>{}, Int<N>{}), make_stride(Int<N>{}, _1{})));
   uint8_t const* gE = reinterpret_cast<uint8_t const*>(pe);
   ThrMMA thr_mma = tiled_mma.get_slice(0);
   Tensor tCgB = thr_mma.partition_B(gB);
   Tensor tCgC = thr_mma.partition_C(gC);
-  Tensor sAd = make_tensor(make_smem_ptr<TA>(static_cast<void*>(smemA)), sA_dense);
+  Tensor sAd = make_tensor(make_smem_ptr<typename Cfg::TAS>(static_cast<void*>(smemA)), sA_dense);
   Tensor tCsB = make_tensor(make_smem_ptr<TB>(static_cast<void*>(smemB)), sB_layout);
-  for (int i = threadIdx.x; i < M * K / 2; i += blockDim.x) sAd(i / (K / 2), i % (K / 2)) = gA(i / (K / 2), i % (K / 2));
-  for (int i = threadIdx.x; i < size(tCsB); i += blockDim.x) tCsB(i) = tCgB(i);
+  for (int i = threadIdx.x; i < M * Cfg::KC; i += blockDim.x) sAd(i / Cfg::KC, i % Cfg::KC) = gA(i / Cfg::KC, i % Cfg::KC);
+  for (int j = threadIdx.x; j < size(tCsB) / 2; j += blockDim.x) {   // pairs: two fp4 of a byte by one thread
+    int i0 = (j / N) * 2 * N + j % N;
+    tCsB(i0) = tCgB(i0);
+    tCsB(i0 + N) = tCgB(i0 + N);
+  }
   typename SC::TensorEAtom e_atom;
   for (int i = threadIdx.x; i < M * K / ES; i += blockDim.x) {
     int m = i / (K / ES), b = i % (K / ES);
