@@ -381,9 +381,6 @@ def pair_gemms() -> list[Gemm]:
 #: the 2:4 pairs (idx0 < idx1) a tcgen05 metadata nibble names, and the 1:2 nibbles (§9.7.16.10.8.1-.2)
 _PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
 _TF32_NIBBLE = (0b0100, 0b1110)
-#: logical K per scale factor of kind::mxf8f6f4 .sp: one factor per MMA of K = 64 (Table 54 1X over the logical
-#: K, reference.block_scaling; CuTe's SFVecSize = 64, cute/atom/mma_traits_sm100.hpp:2804-2805)
-_SP_VS = 64
 _SP_ATOM = {"f16": "F16BF16", "bf16": "F16BF16", "tf32": "TF32", "s8": "S8", "e4m3": "F8F6F4"}
 
 
@@ -400,6 +397,10 @@ class SparseGemm:
     pair: bool = False           # cta_group::2 (2x1SM_SS_SPARSE, gemm_sp2), M = 256
     tb: str = ""                 # B's format when it differs from A's
     scaled: bool = False         # block-scaled (MXF8F6F4_SS_SPARSE, ue8m0 block32 scale factors)
+    vs: int = 64                 # logical K per scale factor (CuTe's SFVecSize: mxf8f6f4 .sp 64, one per MMA,
+    #                              Table 54 1X over the logical K, reference.block_scaling, mma_traits_sm100.hpp:2804;
+    #                              fp4: 64 = kind::mxf4 .block32, 32 = kind::mxf4nvf4 .block16)
+    sf: str = "ue8m0"
 
     @property
     def entry(self) -> str:
@@ -408,6 +409,11 @@ class SparseGemm:
     @property
     def fp4(self) -> bool:
         return self.ta == "e2m1"
+
+    @property
+    def mma_k(self) -> int:
+        """Logical K of one sparse MMA (Table 39)."""
+        return {"tf32": 16, "f16": 32, "bf16": 32, "e2m1": 128}.get(self.ta, 64)
 
     @property
     def k(self) -> int:
@@ -422,18 +428,20 @@ class SparseGemm:
         t, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb or self.ta]
         k = "UMMA::Major::K"
         form = "2x1SM_SS" if self.pair else "SS"
-        kind, sf = ("MXF8F6F4", "cutlass::float_ue8m0_t, ") if self.scaled else (_SP_ATOM[self.ta], "")
+        tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
+        kind, sf = ("MXF8F6F4", f"{tsf}, ") if self.scaled else (_SP_ATOM[self.ta], "")
         mn = f"{self.m}, {self.n}"
-        if self.fp4:            # kind::mxf4 .sp (VS = 64 logical = block32 of the stored elements)
-            kind, mn = "MXF4NVF4", f"{mn}, {_SP_VS}"
+        if self.fp4:            # VS = 64: kind::mxf4 .block32; VS = 32: kind::mxf4nvf4 .block16 (stored elements)
+            kind, mn = "MXF4NVF4", f"{mn}, {self.vs}"
         mma = f"SM100_MMA_{kind}_{form}_SPARSE<{t}, {tb}, {self.acc}, {sf}{mn}, {k}, {k}>"
         ta_smem, kc = ("uint8_t", self.k // 4) if self.fp4 else ("TA", self.k // 2)   # fp4: packed bytes
         body = "gemm_sp2" if self.pair else "gemm_sp"
         sfp = ", sfa, sfb" if self.scaled else ""
         return "\n".join([
             f"struct Cfg_{self.entry} {{",
-            f"  using TA = {t}; using TB = {tb}; using TC = {self.acc}; using TSF = cutlass::float_ue8m0_t;",
-            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, E_COL = 256, SF_COL = 264, SPB = {2 if self.fp4 else 1};",
+            f"  using TA = {t}; using TB = {tb}; using TC = {self.acc}; using TSF = {tsf};",
+            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, E_COL = 256, SF_COL = 264, "
+            f"SPB = {self.mma_k // self.vs}, SF_GROUPS = {max(1, self.k // self.vs // 4)};",
             f"  static constexpr bool SCALED = {'true' if self.scaled else 'false'};",
             f"  static constexpr int KC = {kc};",
             f"  using TAS = {ta_smem};      // compressed A's element in shared memory",
@@ -477,15 +485,20 @@ class SparseGemm:
         b = rng.integers(-3, 4, (self.n, k))
         out = np.int32 if self.acc == "int32_t" else np.float32
         ins = [In(codes(self.ta, comp)), In(codes(self.tb or self.ta, b)), In(meta)]
-        if self.scaled:         # one ue8m0 factor per MMA = 64 logical K (SFVecSize 64), images as in Scaled
-            s = Scaled(self.name, self.ta, self.tb or self.ta, self.n, k, vs=_SP_VS)
-            sa, sa_src = s._scales(rng, m, "4x32dp128bit")
-            sb, sb_src = s._scales(rng, self.n, "4x32dp128bit")
-            dense = dense * np.repeat(sa, _SP_VS, axis=1)
-            b = b * np.repeat(sb, _SP_VS, axis=1)
+        if self.scaled:         # a factor per vs logical K (SFVecSize), sets of 4 a row as 32-row images (Scaled)
+            sa, sa_src = self._scale_sets(rng, m)
+            sb, sb_src = self._scale_sets(rng, self.n)
+            dense = dense * np.repeat(sa, self.vs, axis=1)
+            b = b * np.repeat(sb, self.vs, axis=1)
             ins += [In(sa_src), In(sb_src)]
         want = (dense.astype(np.float64) @ b.T.astype(np.float64)).astype(out)
         return Case((*ins, Out("c", (m, self.n), out)), (1, 1, 1), {"c": want})
+
+    def _scale_sets(self, rng, rows: int):
+        """(scale values [rows, K / vs], the 32-row UTCCP images of each set of 4 factors, stacked)."""
+        s = Scaled(self.name, self.ta, self.tb or self.ta, self.n, min(self.k, 4 * self.vs), vs=self.vs, sf=self.sf)
+        sets = [s._scales(rng, rows, "4x32dp128bit") for _ in range(max(1, self.k // self.vs // 4))]
+        return np.concatenate([v for v, _ in sets], axis=1), np.concatenate([img for _, img in sets], axis=0)
 
     def families(self) -> tuple[str, ...]:
         pair = ("mma_cta_pair",) if self.pair else ()
@@ -517,6 +530,7 @@ def sparse_gemms() -> list[SparseGemm]:
         S("mxf8_e4m3_sp_m128n64k128", "e4m3", 64, sw="SW64", scaled=True),
         S("mxf8_e5m2_e4m3_sp_m128n128k128", "e5m2", 128, sw="SW64", scaled=True, tb="e4m3", load="32dp32b16x"),
         S("mxf4_sp_m128n64k256", "e2m1", 64, sw="SW64", scaled=True),
+        S("nvf4_ue4m3_sp_m128n64k256", "e2m1", 64, sw="SW64", scaled=True, vs=32, sf="ue4m3"),
     ]
 
 

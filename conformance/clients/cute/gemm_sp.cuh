@@ -47,15 +47,17 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
   __shared__ alignas(1024) uint8_t smemA[M * Cfg::KC * sizeof_bits_v<typename Cfg::TAS> / 8];
   __shared__ alignas(1024) uint8_t smemB[cosize_v<decltype(sB_layout)> * sizeof_bits_v<TB> / 8];
   __shared__ alignas(128) uint8_t smemE[M * K / ES];
-  __shared__ alignas(128) uint8_t smemSF[2][Cfg::SCALED ? 32 * 16 : 1];
+  constexpr int G = Cfg::SF_GROUPS;      // sets of 4 factors a row (column groups), A's then B's
+  __shared__ alignas(128) uint8_t smemSF[2 * G][Cfg::SCALED ? 32 * 16 : 1];
   __shared__ alignas(8) uint64_t mbar;
   __shared__ uint32_t tmem_base;
   auto sf_layout = tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(_32{}, _16{}));
   if constexpr (Cfg::SCALED) {
-    for (int i = threadIdx.x; i < 32 * 16; i += blockDim.x) {
-      Tensor sa = make_tensor(make_smem_ptr(smemSF[0]), sf_layout), sb = make_tensor(make_smem_ptr(smemSF[1]), sf_layout);
-      sa(i / 16, i % 16) = reinterpret_cast<uint8_t const*>(psa)[i];
-      sb(i / 16, i % 16) = reinterpret_cast<uint8_t const*>(psb)[i];
+    for (int i = threadIdx.x; i < G * 32 * 16; i += blockDim.x) {
+      int g = i / 512, r = i % 512;
+      Tensor sa = make_tensor(make_smem_ptr(smemSF[g]), sf_layout), sb = make_tensor(make_smem_ptr(smemSF[G + g]), sf_layout);
+      sa(r / 16, r % 16) = reinterpret_cast<uint8_t const*>(psa)[i];
+      sb(r / 16, r % 16) = reinterpret_cast<uint8_t const*>(psb)[i];
     }
   }
 
@@ -105,7 +107,7 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
                                tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(Int<128>{}, _16{})));
       SM100_UTCCP_128dp128bit_1cta::copy(uint64_t(UMMA::make_umma_desc<UMMA::Major::K>(e_src)), e_col);
       if constexpr (Cfg::SCALED) {
-        for (int j = 0; j < 2; ++j)
+        for (int j = 0; j < 2 * G; ++j)
           SM100_UTCCP_4x32dp128bit_1cta::copy(
               uint64_t(UMMA::make_umma_desc<UMMA::Major::K>(make_tensor(make_smem_ptr(smemSF[j]), sf_layout))),
               tmem_base + Cfg::SF_COL + 4 * j);
@@ -116,9 +118,12 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
     CUTE_UNROLL
     for (int k = 0; k < size<2>(tCrA); ++k) {
       if constexpr (Cfg::SCALED) {
-        uint32_t byte = uint32_t((k * Cfg::SPB) % 4) << 30;   // scale-factor id in TMEM address bits 30-31 (K2)
-        Tensor tSFA = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL) | byte), Layout<_1>{});
-        Tensor tSFB = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4) | byte), Layout<_1>{});
+        // K block k: factors k*SPB.. of each row, set g = (k*SPB)/4 (4 columns each), byte (k*SPB)%4, which CuTe
+        // carries in TMEM address bits 30-31 (finding K2)
+        int g = (k * Cfg::SPB) / 4;
+        uint32_t byte = uint32_t((k * Cfg::SPB) % 4) << 30;
+        Tensor tSFA = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * g) | byte), Layout<_1>{});
+        Tensor tSFB = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * (G + g)) | byte), Layout<_1>{});
         gemm(tiled_mma.with(tiled_mma.accumulate_, tCtE(_, _, k), tSFA, tSFB), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
       } else {
         gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
