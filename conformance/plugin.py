@@ -33,6 +33,8 @@ def pytest_addoption(parser) -> None:
                     help="rerun failing cases N times; a status change is a Flake")
     group.addoption("--faults-from", action="append", default=[], metavar="FILE",
                     help="with --device sim: Python file defining FAULTS = [Fault(...)] to activate")
+    group.addoption("--sim-hazards", choices=("on", "off"), default="on",
+                    help="with --device sim: the hazard checker (docs/sim.md \"Hazard checker\"; default on)")
     group.addoption("--shard", default=None, metavar="I/N",
                     help="run every N-th case starting at I (stable stride sharding)")
     group.addoption("--sim-reading", action="append", default=[], metavar="QID=R",
@@ -44,12 +46,16 @@ def pytest_addoption(parser) -> None:
 
 def pytest_configure(config) -> None:
     """Hand ``--faults-from`` files to the simulated device (read in every xdist worker via the env)."""
+    import os
+
     _configure_readings(config)
+    config.addinivalue_line("markers", "hazard_kernel(name, ptx): the kernel a test runs, for tcgen05-cts hazard-score "
+                                       "(conformance/harness/hazard_score.py)")
     files = config.getoption("faults_from")
     if files:
-        import os
-
         os.environ["TCGEN05_CTS_SIM_FAULTS_FROM"] = os.pathsep.join(os.path.abspath(f) for f in files)
+    if config.getoption("sim_hazards", "on") == "off":
+        os.environ["TCGEN05_CTS_SIM_HAZARDS"] = "off"
 
 
 def _configure_readings(config) -> None:

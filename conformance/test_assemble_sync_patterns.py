@@ -10,7 +10,7 @@ import pytest
 from conformance.harness.assembly import check_case, parametrize_cases
 
 pytestmark = pytest.mark.assemble
-FAMILIES = ('sync',)
+FAMILIES = ('sync', 'sync.hazard')
 
 
 def pytest_generate_tests(metafunc):

@@ -47,25 +47,47 @@ def unexercised_families(client, spellings) -> list[str]:
             for f in missing]
 
 
-def _client_device(request):
+# Every corpus kernel orders tcgen05 work across threads without the tcgen05 fences (rule
+# tcgen05-fence, waived for all); kernels with a documented real race (docs/sim.md "Hazard checker",
+# triage of client reports) run with that rule waived too, and a strict run must still report it.
+WAIVED_FOR_ALL = ("tcgen05-fence",)
+TRIAGED_RACES = {"dot.tf32_tma_m128n64k32": "smem-overwrite"}
+
+
+def _client_device(request, client=None, strict: bool = False):
     device = request.getfixturevalue("cts_device")
     kind = request.config.getoption("device")
     if device is None or getattr(device, "kind", "none") == "none":
         pytest.skip("NotSupported: needs sm_100a, found none")
     if kind == "sim":          # a traced simulator per case, with the session's faults
+        from conformance.harness.device_sim import hazards_from_environment
         from ptxsim import SimDevice
 
-        return SimDevice(device.sim.faults.faults, trace=True)
+        # Triton orders tcgen05 work across threads by mbarrier/bar.sync without the tcgen05 fences
+        # (docs/sim.md "Hazard checker", triage): that one rule is waived for the corpus
+        waive = WAIVED_FOR_ALL if strict else WAIVED_FOR_ALL + tuple(
+            rule for name, rule in TRIAGED_RACES.items() if client is not None and client.name == name)
+        return SimDevice(device.sim.faults.faults, trace=True, hazards=hazards_from_environment(),
+                         waive_hazards=waive)
     from conformance.clients.cuda import client_device
 
     return client_device(device)
+
+
+def _still_races(request, client, compiled, case, run_case) -> None:
+    """The documented race of a triaged kernel is still reported with its rule checked."""
+    from ptxsim import HazardError
+
+    with pytest.raises(HazardError) as info:
+        run_case(_client_device(request, client, strict=True), client, compiled, case)
+    assert info.value.rule == TRIAGED_RACES[client.name], str(info.value)
 
 
 def test_client_kernel(client, request):
     from conformance.clients.build import compile_kernel
     from conformance.clients.launch import compare, run_case
 
-    device = _client_device(request)
+    device = _client_device(request, client)
     cc = getattr(device, "compute_capability", None)
     on_sim = request.config.getoption("device") == "sim"
     # The simulator interprets the PTX of every target it models (sm_100a and sm_103a: tcgen05.ld.red,
@@ -74,6 +96,8 @@ def test_client_kernel(client, request):
         pytest.skip(f"NotSupported: needs {client.target}, found sm_{cc[0]}{cc[1]}")
     compiled = compile_kernel(client)
     case = client.case()
+    if on_sim and client.name in TRIAGED_RACES and getattr(device, "hazards", False):
+        _still_races(request, client, compiled, case, run_case)
     result = run_case(device, client, compiled, case)
     request.node.user_properties.append(("target", client.target))
     problems = compare(client, case, result.outputs)

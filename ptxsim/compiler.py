@@ -17,7 +17,7 @@ import numpy as np
 
 from ptxsim.errors import PtxSyntaxError, UnimplementedError, where
 from ptxsim.memory import SHARED_BASE
-from ptxsim.ptx_parser import Addr, BranchTargets, Imm, Instr, Kernel, Label, Module, Name, Not, Vec
+from ptxsim.ptx_parser import Addr, BranchTargets, Imm, Instr, Kernel, Label, Module, Name, Not, Pair, Vec
 from ptxsim.ptx_types import TYPES, PtxType
 from ptxsim.registry import Block, Branch, Exit, IndirectBranch, Op, Plain, Quals, Unsupported, find_handler
 
@@ -84,6 +84,9 @@ class KernelProgram:
             else:
                 instrs.append(item)
         self.instrs = instrs
+        self.index_of = {id(ins): i for i, ins in enumerate(instrs)}
+        self.ld_rows = _ld_destinations(instrs, self.regs)      # hazard checker rule wait-ld
+        self._ld_row = {name: i for i, name in enumerate(self.ld_rows)}
         self.code: list[Op] = []
         problems: list[str] = []
         for ins in instrs:
@@ -189,10 +192,15 @@ class KernelProgram:
             raise Unsupported(f"no simulator handler for instruction {ins.opcode}")
         n, handler = found
         q = Quals(ins.parts[n:])
+        self._writes = set()                   # destination registers the handler asks writers for
         result = handler(ins, q, self)
         q.done()
         op = result if isinstance(result, Op) else Plain(result)
         op.instr = ins
+        if isinstance(op, Plain) and self._ld_row:
+            rows = self.ld_rows_of(self._writes)
+            if rows.size:
+                op.fn = _ld_checked(op.fn, rows, ins)
         if ins.guard is not None:
             op.guard, op.neg = self.pred_index(ins.guard), ins.guard_neg
             if isinstance(op, Plain):
@@ -200,6 +208,10 @@ class KernelProgram:
             elif isinstance(op, Block):
                 raise Unsupported("a guard predicate on a blocking instruction is not supported by the simulator")
         return op
+
+    def ld_rows_of(self, names) -> np.ndarray:
+        """Rows (in ``ld_rows``) of the registers ``names`` that some tcgen05.ld writes."""
+        return np.array(sorted({self._ld_row[n] for n in names if n in self._ld_row}), dtype=np.int64)
 
     # -- operand accessors --------------------------------------------------------------------
 
@@ -270,6 +282,7 @@ class KernelProgram:
             return self.pred_writer(op)
         if not isinstance(op, Name) or op.text not in self.regs:
             raise Unsupported(f"destination {getattr(op, 'text', op)} is not a declared register")
+        self._writes.add(op.text)
         i, rt = self.regs[op.text]
         bits = rt.bits
         if t.bits > bits:
@@ -335,6 +348,44 @@ class KernelProgram:
         if n in (None, 1):
             return (op,)
         raise Unsupported(f"expects a vector of {n} operands, but got {op}")
+
+
+def register_names(operands) -> list[str]:
+    """Every name an instruction's operands mention (registers among them), recursively."""
+    out = []
+    for op in operands:
+        if isinstance(op, Name):
+            out.append(op.text)
+        elif isinstance(op, Addr):
+            if op.base is not None:
+                out.append(op.base.text)
+        elif isinstance(op, Vec):
+            out.extend(register_names(op.items))
+        elif isinstance(op, Not):
+            out.append(op.name.text)
+        elif isinstance(op, Pair):
+            out.extend((op.first.text, op.second.text))
+    return out
+
+
+def _ld_destinations(instrs, regs) -> tuple[str, ...]:
+    """The registers some ``tcgen05.ld`` of the kernel writes (destinations and ``.red`` value)."""
+    names = []
+    for ins in instrs:
+        if ins.opcode.startswith("tcgen05.ld.") and ins.operands:
+            dests = ins.operands[:2] if ".red." in ins.opcode else ins.operands[:1]
+            names.extend(n for n in register_names(dests) if n in regs and n not in names)
+    return tuple(names)
+
+
+def _ld_checked(fn, rows: np.ndarray, ins):
+    """``fn`` preceded by the hazard check of rule wait-ld (it overwrites tcgen05.ld destinations)."""
+    def run(m, s):
+        hz = m.hz
+        if hz is not None and hz.ld_any:
+            hz.check_regs(s, rows, ins)
+        fn(m, s)
+    return run
 
 
 def _guarded(fn, gi: int, neg: bool):

@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ptxsim.errors import MemoryFault, SimError
+from ptxsim.hazards import Hazards
 from ptxsim.memory import (
     CLUSTER_RANK_SHIFT,
     LOCAL_WINDOW,
@@ -101,7 +102,8 @@ class Machine:
     """Threads and memories of one batch (whole clusters) of a launch."""
 
     def __init__(self, program, geometry: Geometry, clusters, gmem: GlobalMemory, params: bytes,
-                 faults, shared_bytes: int = 0, max_steps: int = 50_000_000, livelock_spins: int = 20_000) -> None:
+                 faults, shared_bytes: int = 0, max_steps: int = 50_000_000, livelock_spins: int = 20_000,
+                 hazards: frozenset | bool | None = None) -> None:
         self.prog = program
         self.geometry = geometry
         self.clusters = np.asarray(clusters, dtype=np.int64)
@@ -145,6 +147,9 @@ class Machine:
         self.livelock_spins = livelock_spins
         self.max_steps = max_steps
         self._special: dict[str, np.ndarray] = {}
+        #: the hazard checker (:mod:`ptxsim.hazards`), or None when off (handlers test ``m.hz``)
+        self.hz = None if hazards is None or hazards is False else \
+            Hazards(self, frozenset() if hazards is True else hazards)      # the set: rule ids waived
 
     # -- extensions ---------------------------------------------------------------------------
 
@@ -318,6 +323,8 @@ class Machine:
         elif space in ("shared", "shared::cta", "shared::cluster"):
             flat = self._shared_flat(s, addrs, n, what, space == "shared::cluster")
             self.smem.view(dt)[flat // n] = values
+            if self.hz is not None:
+                self.hz.generic_write(s, flat, n)
         elif space == "local":
             self.local.view(dt)[self._local_flat(s, addrs, n, what) // n] = values
         elif space == "param":

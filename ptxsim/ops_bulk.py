@@ -54,6 +54,8 @@ class BulkEngine:
         c = self.pending.pop(0)
         for dst in c.dsts:
             m.smem[dst] = c.data
+            if m.hz is not None:
+                m.hz.async_write(dst)
         m.epoch += 1
         signal(m, np.array(c.mbars, dtype=np.int64), 0, -int(c.data.size), "complete_tx", c.instr)
         return True
@@ -95,6 +97,8 @@ def compile_bulk(ins, q, k):
                                   f"CTA's {m.smem_bytes} bytes of shared memory")
             data = m.gmem.gather(sa[j] + np.arange(size_j, dtype=np.uint64), 8, "cp.async.bulk source")
             dst = int(flat[j])
+            if m.hz is not None:
+                m.hz.async_dest(int(s.idx[j]), [slice(dst, dst + data.size)], ins)
             eng.pending.append(BulkCopy([slice(dst, dst + data.size)], data.astype(np.uint8), [int(mwords[j])], ins))
         m.epoch += 1
     return run

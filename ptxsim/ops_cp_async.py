@@ -61,6 +61,13 @@ class Arrival:
     instr: object
 
 
+class _Rows:
+    """Writer threads, one per row (``idx``, ``n``), for the hazard checker."""
+
+    def __init__(self, idx) -> None:
+        self.idx, self.n = np.asarray(idx), int(np.size(idx))
+
+
 class CpAsyncEngine:
     def __init__(self, m) -> None:
         self.records: list[Copies] = []
@@ -76,6 +83,9 @@ class CpAsyncEngine:
             return
         for j in np.flatnonzero(mask).tolist():
             m.smem[rec.dst[j]:rec.dst[j] + rec.data.shape[1]] = rec.data[j]
+        if m.hz is not None:                 # a completed non-bulk cp.async writes in the generic proxy
+            js = np.flatnonzero(mask)
+            m.hz.generic_write(_Rows(rec.tids[js]), rec.dst[js], rec.data.shape[1])
         rec.landed |= mask
         m.epoch += 1
 
@@ -97,7 +107,7 @@ class CpAsyncEngine:
         for arr in list(self.arrivals):
             if not self.outstanding(arr.tid, arr.serial):
                 self.arrivals.remove(arr)
-                signal(m, np.array([arr.word]), 1, 0, "arrive", arr.instr)
+                signal(m, np.array([arr.word]), 1, 0, "arrive", arr.instr, threads=np.array([arr.tid]))
                 m.epoch += 1
                 fired = True
         return fired

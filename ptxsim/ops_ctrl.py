@@ -72,7 +72,13 @@ def compile_fence(ins, q, k):
              "shared::cta", "shared::cluster", "global", "sync_restrict::shared::cta", "sync_restrict::shared::cluster",
              "release", "acquire")
     k.operands(ins, 0)
-    return lambda m, s: None
+    if not ins.opcode.startswith("fence.proxy.async"):
+        return lambda m, s: None
+
+    def run(m, s):             # fence.proxy.async: generic-proxy writes become visible to the async proxy
+        if m.hz is not None:
+            m.hz.fence("proxy.async", s, ins)
+    return run
 
 
 @opcode("setmaxnreg", "griddepcontrol")
@@ -100,6 +106,8 @@ class BarrierState:
             if not 0 <= b < NBARRIERS:
                 raise SimError(f"barrier id expects 0..{NBARRIERS - 1}, but got {b}")
             sub = s if bid.size == 1 else s.narrow(bid == b)
+            if m.hz is not None:
+                m.hz.bar_arrive(b, sub.idx)
             self.arrived[b, sub.ix] = True
             ctas = np.unique(m.cta_of[sub.ix])
             if count is not None:
@@ -115,6 +123,8 @@ class BarrierState:
         done = ctas[have >= need]
         if done.size:
             in_done = np.isin(m.cta_of, done)
+            if m.hz is not None:
+                m.hz.bar_complete(b, done, np.flatnonzero(in_done & (self.waiting == b + 1)))
             self.arrived[b, in_done] = False
             self.waiting[in_done & (self.waiting == b + 1)] = 0
             self.expected[b, done] = 0
@@ -171,6 +181,8 @@ class ClusterBarrier:
         if self.arrived[s.ix].any():
             raise SimError("barrier.cluster.arrive twice without barrier.cluster.wait in between")
         m.epoch += 1
+        if m.hz is not None:
+            m.hz.bar_arrive(NBARRIERS, s.idx, by_cluster=True)
         self.arrived[s.ix] = True
         self.my_phase[s.ix] = self.phase[m.cluster_of[s.ix]]
         self.check(m, np.unique(m.cluster_of[s.ix]))
@@ -181,6 +193,9 @@ class ClusterBarrier:
         live = m.live_per_cta.reshape(nclusters, m.cluster_size).sum(axis=1)[clusters]
         done = clusters[(have >= live) & (have > 0)]
         if done.size:
+            if m.hz is not None:
+                m.hz.bar_complete(NBARRIERS, done, np.flatnonzero(self.arrived & np.isin(m.cluster_of, done)),
+                                  by_cluster=True)
             self.arrived[np.isin(m.cluster_of, done)] = False
             self.phase[done] += 1
 

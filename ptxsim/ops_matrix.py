@@ -169,6 +169,13 @@ def compile_ldmatrix(ins, q, k):
     return run
 
 
+class _RowsOf:
+    """Writer threads of stmatrix rows (``idx``, ``n``) for the hazard checker."""
+
+    def __init__(self, idx) -> None:
+        self.idx, self.n = idx, int(idx.size)
+
+
 @opcode("stmatrix")
 def compile_stmatrix(ins, q, k):
     shape, num, trans, space = _common(ins, q, k, "stmatrix")
@@ -194,6 +201,8 @@ def compile_stmatrix(ins, q, k):
             data[w, table] = rbytes[w]
         m.smem[flat[:, None] + np.arange(ROW)[None, :]] = data.reshape(-1, ROW)
         m.epoch += 1
+        if m.hz is not None:       # rows attributed to their warp's first thread
+            m.hz.generic_write(_RowsOf(np.repeat(s.idx[starts], nrows)), flat, ROW, ins)
     return run
 
 

@@ -74,12 +74,13 @@ def _locate(m, s, space: str, addr, what: str, write: bool = True) -> tuple[np.n
 
 
 def signal(m, index: np.ndarray, counts: np.ndarray, tx: np.ndarray, kind: str, instr, *,
-           complete_pending=None) -> np.ndarray:
+           complete_pending=None, threads=None) -> np.ndarray:
     """Apply arrivals (``counts``) and tx-count changes (``tx``, added before arriving) per thread
     to the objects at word ``index``; return each thread's token (the object before its arrival).
 
     Threads hitting the same object are aggregated into one :class:`MbarrierEvent` (hook
     ``mbarrier``).  ``complete_pending(event)`` is called for commit events before they arrive.
+    ``threads`` (one per ``index`` entry): the arriving threads, for the hazard checker's clocks.
     """
     view = m.smem.view(np.uint64)
     tokens = view[index].copy()
@@ -96,7 +97,14 @@ def signal(m, index: np.ndarray, counts: np.ndarray, tx: np.ndarray, kind: str, 
                 continue
         if complete_pending is not None and event.complete_pending:
             complete_pending(event)
+        hz = m.hz
+        if hz is not None:
+            if kind == "commit":
+                hz.mbar_commit(int(key), int(np.asarray(threads)[members[0]]))
+            else:
+                hz.mbar_arrive(int(key), None if threads is None else np.asarray(threads)[members])
         pending, expected, txc, phase = decode(view[key])
+        old_phase = phase
         txc += event.tx
         remaining = event.count
         if remaining and remaining <= pending:
@@ -115,6 +123,8 @@ def signal(m, index: np.ndarray, counts: np.ndarray, tx: np.ndarray, kind: str, 
         if not -MAX_COUNT <= txc <= MAX_COUNT:
             raise SimError(f"mbarrier tx-count {txc} outside +-{MAX_COUNT}")
         view[key] = np.uint64(encode(pending, expected, txc, phase))
+        if hz is not None and phase != old_phase:
+            hz.mbar_phase(int(key))
     return tokens
 
 
@@ -148,6 +158,8 @@ def compile_init(ins, q, k):
             raise SimError(f"mbarrier.init count expects 1..{MAX_COUNT}, but got {int(count.min())}")
         view[index] = np.array([encode(int(x), int(x), 0, 0) for x in count], dtype=np.uint64)
         _state(m).initialised[index] = True
+        if m.hz is not None:
+            m.hz.mbar_init(index)
     return run
 
 
@@ -187,8 +199,8 @@ def compile_arrive(ins, q, k):
         extra = np.asarray(rextra(m, s)).astype(np.int64) if rextra is not None else None
         counts = 1 if expect_tx or extra is None else np.broadcast_to(extra, (s.n,))
         if expect_tx:                  # "expect-tx operation ... prior to the arrive-on operation"
-            signal(m, index, 0, np.broadcast_to(extra, (s.n,)), "expect_tx", ins)
-        wtoken(m, s, signal(m, index, counts, 0, "arrive", ins))
+            signal(m, index, 0, np.broadcast_to(extra, (s.n,)), "expect_tx", ins, threads=s.idx)
+        wtoken(m, s, signal(m, index, counts, 0, "arrive", ins, threads=s.idx))
     return run
 
 
@@ -203,7 +215,7 @@ def compile_tx(ins, q, k):
     def run(m, s):
         _, index = words(m, s, space, addr(m, s), ins.opcode)
         tx = sign * np.broadcast_to(np.asarray(rc(m, s)).astype(np.int64), (s.n,))
-        signal(m, index, 0, tx, ins.parts[1], ins)
+        signal(m, index, 0, tx, ins.parts[1], ins, threads=s.idx)
     return run
 
 
@@ -226,6 +238,8 @@ def compile_wait(ins, q, k):
         ref = ref & np.uint64(1) if parity else ref >> np.uint64(63)
         done = np.broadcast_to(phase != ref, (s.n,))
         wp(m, s, done)
+        if m.hz is not None and done.any():
+            m.hz.mbar_acquire(np.broadcast_to(index, (s.n,))[done], s.idx[done])
         if not done.all():
             m.yield_request = True     # let the threads that will arrive run
     return run

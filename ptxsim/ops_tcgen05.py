@@ -59,6 +59,7 @@ class Pending:
     thread: int
     kind: str
     effect: Callable[[], None]
+    hz: object = None              # the hazard checker's record of the issue (ptxsim.hazards)
 
 
 @dataclass
@@ -161,6 +162,8 @@ class TensorCore:
                            "are not (all) allocated")
 
     def on_cta_exit(self, m, ctas: np.ndarray) -> None:
+        if m.hz is not None:
+            m.hz.cta_exit(self, ctas)
         for cta in ctas.tolist():
             if self.allocs[cta]:
                 n = sum(self.allocs[cta].values())
@@ -172,12 +175,15 @@ class TensorCore:
     def pipeline_key(self, cta: int, cta_group: int) -> int:
         return cta - cta % 2 if cta_group == 2 else cta
 
-    def issue(self, thread: int, cta_group: int, kind: str, effect: Callable[[], None]) -> None:
-        """Queue an asynchronous operation (mma, cp, shift) issued by ``thread``."""
+    def issue(self, thread: int, cta_group: int, kind: str, effect: Callable[[], None], *, ins=None,
+              ctas=(), cols=(0, 0)) -> None:
+        """Queue an asynchronous operation (mma, cp, shift) issued by ``thread`` (instruction
+        ``ins``) that writes columns ``cols`` = [lo, hi) of every lane of ``ctas``."""
         self.seq += 1
         self.m.epoch += 1
         key = self.pipeline_key(int(self.m.cta_of[thread]), cta_group)
-        self.queues.setdefault(key, []).append(Pending(self.seq, thread, kind, effect))
+        record = self.m.hz.issue(thread, ins, ctas, cols) if self.m.hz is not None and ins is not None else None
+        self.queues.setdefault(key, []).append(Pending(self.seq, thread, kind, effect, record))
 
     def complete_through(self, thread: int, cta_group: int) -> None:
         """Run, in issue order, every queued effect up to ``thread``'s last operation (commit)."""
@@ -187,8 +193,15 @@ class TensorCore:
         if not mine:
             return
         last = mine[-1]
+        hz = self.m.hz
         while queue and queue[0].seq <= last:
-            queue.pop(0).effect()
+            p = queue.pop(0)
+            if hz is None:
+                p.effect()
+                continue
+            hz.begin_effect(p.hz)
+            p.effect()
+            hz.end_effect(p.hz, thread)
 
     def issue_stores(self, key: np.ndarray, cta, lanes, cols, vals) -> None:
         """Queue the cells of one ``tcgen05.st`` (rows owned by the threads ``key``, see
@@ -300,6 +313,8 @@ def compile_dealloc(ins, q, k):
         for j in starts.tolist():
             cta = int(m.cta_of[int(s.idx[j])])
             check_peer(m, cta, group, "tcgen05.dealloc")
+            if m.hz is not None:
+                m.hz.dealloc(cta, int(t_all[j]) & 0xFFFF, int(n[j]), ins)
             tc.dealloc(cta, int(t_all[j]), int(n[j]))
     return run
 
@@ -321,7 +336,12 @@ def compile_relinquish(ins, q, k):
 @opcode("tcgen05.fence::before_thread_sync", "tcgen05.fence::after_thread_sync")
 def compile_fence(ins, q, k):
     k.operands(ins, 0)
-    return lambda m, s: None          # see the module docstring: issue order already holds
+    kind = "before" if "before" in ins.parts[1] else "after"
+
+    def run(m, s):      # the pipeline already orders by issue; the hazard checker tracks the pattern
+        if m.hz is not None:
+            m.hz.fence(kind, s, ins)
+    return run
 
 
 @opcode("tcgen05.wait::ld", "tcgen05.wait::st")
@@ -334,6 +354,10 @@ def compile_wait(ins, q, k):
         require_full_warps(m, s, ins.opcode)
         if stores:       # loads complete at issue (their registers are written then)
             tensor_core(m).wait_stores(s.idx)
+        elif m.hz is not None:
+            m.hz.on_wait_ld(s)
+        if m.hz is not None:
+            m.hz.wait(s, stores)
     return run
 
 
@@ -367,6 +391,8 @@ def compile_commit(ins, q, k):
             if one.n == 0:
                 continue
             _, index = words(m, one, space_t, target, "tcgen05.commit")
-            signal(m, index, 1, 0, "commit", ins,
+            if m.hz is not None:
+                m.hz.commit(t)
+            signal(m, index, 1, 0, "commit", ins, threads=np.full(index.size, t),
                    complete_pending=lambda ev, t=t: tc.complete_through(t, group))
     return run

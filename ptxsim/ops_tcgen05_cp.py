@@ -33,11 +33,12 @@ from reference.tmem_shift import SHIFT_COLUMNS, SHIFT_ROWS, check_shift, shift_d
 
 
 def shift_sources() -> np.ndarray:
-    """Source row (0..31) of each destination row of tcgen05.shift.down, from the reference model."""
+    """Source row (0..31; -1: zero) of each destination row of tcgen05.shift.down, from the reference
+    model under the readings in force (spec question Q-SHIFT-ROW0: row 0)."""
     probe = TensorMemory()
-    probe.cells[:SHIFT_ROWS, :SHIFT_COLUMNS] = np.arange(SHIFT_ROWS, dtype=np.uint32)[:, None]
+    probe.cells[:SHIFT_ROWS, :SHIFT_COLUMNS] = np.arange(1, SHIFT_ROWS + 1, dtype=np.uint32)[:, None]
     shift_down(probe, 0)
-    return probe.cells[:SHIFT_ROWS, 0].astype(np.int64)
+    return probe.cells[:SHIFT_ROWS, 0].astype(np.int64) - 1
 
 
 SHIFT_SOURCES = shift_sources()
@@ -56,7 +57,8 @@ def apply_shift(m, tc, cta: int, lane: int, col: int, sources: np.ndarray, cols:
     lanes = tc.tmem.shape[1]
     block = tc.tmem[cta, lane:lane + SHIFT_ROWS, col:col + cols].copy()      # sources index these 32 rows
     rows = min(len(src), lanes - lane)
-    tc.tmem[cta, lane:lane + rows, col:col + cols] = block[src[:rows]]
+    src = src[:rows]
+    tc.tmem[cta, lane:lane + rows, col:col + cols] = np.where((src < 0)[:, None], 0, block[np.maximum(src, 0)])
 
 
 @opcode("tcgen05.cp")
@@ -104,7 +106,7 @@ def compile_cp(ins, q, k):
                                                          instr=ins.text, cta=c), dtype=np.uint8)
                     words = bytes_to_words(data.reshape(-1)).reshape(rows, ncols)
                     tc.tmem[c, lane + dst_lanes, col:col + ncols] = words[src_rows]
-            tc.issue(t, group, "cp", effect)
+            tc.issue(t, group, "cp", effect, ins=ins, ctas=targets, cols=(col, col + ncols))
     return run
 
 
@@ -129,10 +131,11 @@ def compile_shift(ins, q, k):
 
             def effect(base=base, targets=targets):
                 for c in targets:
-                    src = m.faults.apply("shift", SHIFT_SOURCES.copy(), op="shift", rows=SHIFT_ROWS,
+                    src = m.faults.apply("shift", shift_sources(), op="shift", rows=SHIFT_ROWS,
                                          instr=ins.text, cta=c)
                     apply_shift(m, tc, c, base.lane, base.column, np.asarray(src, dtype=np.int64))
-            tc.issue(t, group, "shift", effect)
+            tc.issue(t, group, "shift", effect, ins=ins, ctas=targets,
+                     cols=(base.column, base.column + SHIFT_COLUMNS))
     return run
 
 

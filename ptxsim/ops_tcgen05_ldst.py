@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptxsim.compiler import register_names
 from ptxsim.errors import SimError
 from ptxsim.ops_ctrl import require_full_warps
 from ptxsim.ops_tcgen05 import U32, sync_aligned, tensor_core
@@ -161,12 +162,16 @@ def compile_ld(ins, q, k):
     _, taddr = k.address(ops[fixed - 1])
     fmap = _spec(lambda: fragment_array(shape, num, pack=pack, half_split=half, op="ld"))
     ctx = dict(shape=shape, num=num, pack=pack, instr=ins.text)
+    rows = k.ld_rows_of(register_names(ops[:2] if red else ops[:1]))     # hazard rule wait-ld
+    index = k.index_of[id(ins)]
 
     def run(m, s):
         tc = tensor_core(m)
         acc = WarpAccess(m, s, taddr(m, s), "tcgen05.ld")
         lanes, cols = acc.cells(m, fmap, "tmem_ld_map", ctx)
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.ld")
+        if m.hz is not None:
+            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.ld", write=False)
         values = tc.tmem[acc.cta[:, None], lanes, cols]
         if pack:
             values = (values[:, 0::2] & np.uint32(0xFFFF)) | ((values[:, 1::2] & np.uint32(0xFFFF)) << np.uint32(16))
@@ -175,6 +180,9 @@ def compile_ld(ins, q, k):
         if red:
             redval = np.array([reduce_lane(row, op, dtype, abs_=abs_, nan=nan) for row in values], dtype=np.uint32)
             w_red(m, s, redval)
+        if m.hz is not None:
+            m.hz.on_ld(s, rows, index)
+            m.hz.after_ld(s, acc.cta, lanes, cols, index)
     return run
 
 
@@ -193,6 +201,7 @@ def compile_st(ins, q, k):
     srcs = [k.reader(r, U32) for r in k.vector(ops[-1], nregs)]
     fmap = _spec(lambda: fragment_array(shape, num, pack=unpack, half_split=half, op="st"))
     ctx = dict(shape=shape, num=num, unpack=unpack, instr=ins.text)
+    index = k.index_of[id(ins)]
 
     def run(m, s):
         tc = tensor_core(m)
@@ -205,5 +214,8 @@ def compile_st(ins, q, k):
             regs = halves
         lanes, cols = acc.cells(m, fmap, "tmem_st_map", ctx)
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.st")
+        if m.hz is not None:
+            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.st", write=True)
+            m.hz.after_st(s, acc.cta, lanes, cols, index)
         tc.issue_stores(np.repeat(s.idx[acc.starts], acc.sizes), acc.cta[:, None], lanes, cols, regs)
     return run

@@ -16,8 +16,9 @@ tracking the MMA runs it (:mod:`ptxsim.ops_tcgen05`):
   ``reference.sparsity`` when present, else the nibble rule of §9.7.16.10.8.1-3) -> dense A;
 * ``.ashift``: source row of each row of A (hook ``shift``, op ``ashift``): rows move down one,
   row 0 keeps its own (the reference MMA model's reading);
-* zero-column mask (hook ``zero_column_mask``), scale factors (hook ``scale_factors``), the
-  non-descriptor operands (hook ``mma_operands``);
+* zero-column mask (hook ``zero_column_mask``), scale factors (hook ``scale_factors``; with
+  cta_group::2 SFA per CTA, SFB as spec question Q-SFB-2CTA's reading says:
+  ``reference.tmem_mma_operands.scale_b_parts``), the non-descriptor operands (hook ``mma_operands``);
 * D = :func:`ptxsim.mma_arith.mma_arithmetic` (hook ``mma_result``), written where the
   data-path layout puts it (``reference.datapath_layouts``), except lanes disable-output-lane masks.
 
@@ -43,8 +44,8 @@ from reference import tmem_mma_operands as TO
 from reference.datapath_layouts import d_placement, layout_for
 from reference.errors import SpecError, expects_but_got
 from reference.instr_descriptor import InstrDescriptor
-from reference.mma_semantics import ashift_source_rows, rows_taken
-from reference.zero_column_mask import ZeroColumnMaskDescriptor
+from reference.mma_semantics import ashift_source_rows, disabled_lanes, rows_taken
+from reference.zero_column_mask import ZeroColumnMaskDescriptor, zeroed_columns
 
 SECTION = "9.7.16.10.9.1"
 WS_KINDS = ("f16", "tf32", "f8f6f4", "i8")
@@ -286,7 +287,9 @@ class MmaExecution:
             self.tc.require_cells(cta, np.arange(128)[:, None], cols[None, :], "tcgen05.mma scale factors")
             return TO.replicated(TO.read_scale_factors(self.tc.tmem[cta][:, cols], mn, sf, sid))
         sa = np.concatenate([per_cta(self.iss.sfa, self.mc, c, a_id) for c in self.ctas])
-        sb = per_cta(self.iss.sfb, d.n, self.iss.cta, b_id)
+        parts = TO.scale_b_parts(d.n, f.group)          # spec question Q-SFB-2CTA
+        owners = [self.iss.cta] if len(parts) == 1 else self.ctas
+        sb = np.concatenate([per_cta(self.iss.sfb, cols, owners[i], b_id) for i, _, cols in parts])
         return ScaleFactors(sa, sb, a_id, b_id, d.scale_type)
 
     # -- the MMA ----------------------------------------------------------------------------------
@@ -305,7 +308,7 @@ class MmaExecution:
         zero = None
         if iss.zcm is not None:
             bits = iss.zcm.mask(d.m, d.n)
-            zero = np.array([(bits >> j) & 1 for j in range(d.n)], dtype=bool)
+            zero = zeroed_columns(bits, d.n, shift)           # spec question Q-ZCM-SHIFT
             zero = np.asarray(self.hook("zero_column_mask", zero, desc=iss.zcm, raw=iss.zcm_raw, m=d.m, n=d.n), dtype=bool)
         sa = sb = None
         if f.block_scale:
@@ -332,8 +335,8 @@ class MmaExecution:
         out = np.asarray(out).astype(np.uint32) & np.uint32((1 << bits) - 1)
         write = np.ones(out.shape, dtype=bool)
         if ops.disable_output_lane:
-            off = np.array([(ops.disable_output_lane >> i) & 1 for i in range(128 * len(self.ctas))], dtype=bool)
-            write = ~off[128 * (cta - self.ctas[0]) + lanes]
+            off = disabled_lanes(ops.disable_output_lane, len(self.ctas))      # spec question Q-DOL-2CTA
+            write = ~off[cta - self.ctas[0], lanes]
         self.tc.tmem[cta[write], lanes[write], cols[write]] = out[write]
 
 
@@ -346,7 +349,11 @@ def compile_mma(ins, q, k):
         for j in range(s.n):
             iss = IssuedMma(m, form, s, j)
             execution = MmaExecution(m, tc, form, iss)
-            tc.issue(iss.thread, form.group, "mma", execution.run)
+            col = split(iss.d)[1]
+            cols = (col, col + iss.desc.n)
+            if m.hz is not None:
+                m.hz.mma_reads_tmem(iss.thread, execution.ctas, [cols], ins, "tcgen05.mma")
+            tc.issue(iss.thread, form.group, "mma", execution.run, ins=ins, ctas=execution.ctas, cols=cols)
     return run
 
 

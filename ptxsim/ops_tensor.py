@@ -281,6 +281,8 @@ def compile_tensor(ins, q, k):
             layout = _shared_layout(m, t, d_off + SHARED_BASE, what) - SHARED_BASE
             data = _gather_box(m, t, coords[j])
             if not multicast:
+                if m.hz is not None:
+                    m.hz.async_dest(int(s.idx[j]), [d_cta * m.smem_bytes + layout], ins)
                 loads.pending.append(BulkCopy([d_cta * m.smem_bytes + layout], data, [int(mwords[j])], ins))
                 continue
             first = int(m.cluster_first_cta(np.array([m.cta_of[s.idx[j]]]))[0])
@@ -297,6 +299,8 @@ def compile_tensor(ins, q, k):
                                    f"0x{m_off + SHARED_BASE:x} of cluster rank {target}")
                 flats.append((first + r) * m.smem_bytes + layout)
                 mbars.append(word)
+            if m.hz is not None:
+                m.hz.async_dest(int(s.idx[j]), flats, ins)
             loads.pending.append(BulkCopy(flats, data, mbars, ins))
         m.epoch += 1
     return run
@@ -355,6 +359,8 @@ def _compile_store(ins, q, k, ndim: int, op: str | None):
             _check_copyable(t, ndim, what)
             cta, off = divmod(int(sflat[j]), m.smem_bytes)
             flat = cta * m.smem_bytes + _shared_layout(m, t, off + SHARED_BASE, what) - SHARED_BASE
+            if m.hz is not None:        # the async proxy reads the source: generic writes need a proxy fence
+                m.hz.async_read(thread, np.unique(np.asarray(flat, dtype=np.int64) >> 4), ins)
             eng.open.setdefault(thread, []).append(_store_op(m, t, coords[j].copy(), flat, op))
         m.epoch += 1
     return run

@@ -37,4 +37,11 @@ def read_tile(m, cta: int, desc: SmemDescriptor, mn: int, k: int, dtype: str, ma
         def units(linear, unit):
             return m.faults.apply("smem_units", linear, unit=unit, desc=desc, major=major, dtype=dtype, kind=kind,
                                   instr=instr, cta=cta)
+    if m.hz is not None and m.hz.effect is not None:      # the hazard checker records what the async proxy reads
+        inner = units
+
+        def units(linear, unit):
+            linear = linear if inner is None else inner(linear, unit)
+            m.hz.async_units(cta, linear)
+            return linear
     return read(cta_image(m, cta), desc, mn, k, dtype, major, kind=kind, units=units)

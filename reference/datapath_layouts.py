@@ -29,8 +29,9 @@ M=64 atom ((16,4),N):((1,32),128), the "Interleaved" tiling placing a second M=6
 ``tmem_frg_ws`` (M=32 "1x4" atom (32,(N/4,4)):(1,(128,32)), M=64 "2x2", M=128 full). Decisions:
 * Layout E: the text says "2x3"; 4 quarters cannot form 2x3, CUTLASS's .ws M=64 atom is 2x2 -> 2x2.
 * Layout C: the text says 4x1 with half the datapath and alignment 0/16, as Layout F, per CTA;
-  CUTLASS allocates the 2-SM sparse M=128 accumulator with the dense 2x2 atom. We follow the text;
-  a hardware case (M=128, cta_group::2, sparse) tells the two readings apart.
+  CUTLASS allocates the 2-SM sparse M=128 accumulator with the dense 2x2 atom. Spec question
+  ``Q-LAYOUT-C``: ``text-4x1-half`` (the pick) or ``cutlass-2x2`` (as Layout B, alignment 0);
+  its probe (M=128, cta_group::2, sparse) tells the two readings apart.
 D packing (§9.7.16.10.4.1, text): a sub-32-bit D element occupies the low bits of its own cell.
 """
 
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import resolve
 from reference.tables import TABLE_39
 from reference.tmem import COLUMNS, LANES_PER_WARP, TmemAddress, memories_for, split_address
 
@@ -69,8 +71,10 @@ class DatapathLayout:
         return LAYOUT_SECTIONS[self.layout_id]
 
 
-def layout_for(m: int, cta_group: int, *, sparse: bool = False, ws: bool = False) -> DatapathLayout:
-    """The data-path layout of an MMA with these qualifiers (§9.7.16.10.5 table)."""
+def layout_for(m: int, cta_group: int, *, sparse: bool = False, ws: bool = False,
+               reading: str | None = None) -> DatapathLayout:
+    """The data-path layout of an MMA with these qualifiers (§9.7.16.10.5 table); Layout C as spec
+    question ``Q-LAYOUT-C``'s ``reading`` says (None = the reading in force)."""
     key = (m, cta_group, ws)
     if cta_group == 2 and ws:
         raise SpecError(SECTION, "Data Path Layout table", expects_but_got(".ws", ".cta_group::1 (Table 39: .ws with ::2 is Invalid)", ".cta_group::2"))
@@ -80,7 +84,7 @@ def layout_for(m: int, cta_group: int, *, sparse: bool = False, ws: bool = False
         (64, 1, False): ("F", "4x1-half", (0, 16)),
         (128, 1, False): ("D", "4x1", (0,)),
         (128, 1, True): ("D", "4x1", (0,)),
-        (128, 2, False): ("C", "4x1-half", (0, 16)) if sparse else ("B", "2x2", (0,)),
+        (128, 2, False): (_layout_c(reading) if sparse else ("B", "2x2", (0,))),
         (256, 2, False): ("A", "4x1", (0,)),
     }
     if key not in table:
@@ -89,6 +93,12 @@ def layout_for(m: int, cta_group: int, *, sparse: bool = False, ws: bool = False
             f"(M, cta_group, .ws) = ({m}, ::{cta_group}, {'ws' if ws else 'no ws'})", legal, "a combination not in the table"))
     layout_id, organization, aligns = table[key]
     return DatapathLayout(layout_id, m, cta_group, organization, aligns)
+
+
+def _layout_c(reading: str | None) -> tuple[str, str, tuple[int, ...]]:
+    if resolve("Q-LAYOUT-C", reading) == "cutlass-2x2":
+        return "C", "2x2", (0,)
+    return "C", "4x1-half", (0, 16)
 
 
 def legal_n(layout: DatapathLayout, *, sparse: bool = False, ws: bool = False) -> tuple[int, ...]:

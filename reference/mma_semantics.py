@@ -18,7 +18,9 @@ Decisions on ambiguous text (docs/mma.md has the full list):
   expanded rows move (metadata moves with its row).
 * Zero-column mask with a column shift: D column j uses B column j + shift (Table 45 example 4:
   "columns from 2 to 129 will be used"), and mask bit j zeroes that column (the mask describes
-  the columns the MMA uses, as in public convolution code that sets the shift per filter tap).
+  the columns the MMA uses, as in public convolution code that sets the shift per filter tap);
+  the other reading (bit j = B column j) is spec question Q-ZCM-SHIFT
+  (``reference.zero_column_mask.zeroed_columns``).
 * Max shift (B reuse, Table 42 bits 30-31) does not change the value of one MMA.
 * disable-output-lane with cta_group::2: bits 0-127 are the lanes of the CTA that holds rows
   0..M/2-1 of D, bits 128-255 the peer CTA's. The lane of each D element comes from the data-path
@@ -40,6 +42,7 @@ from reference import sparsity as SP
 from reference.errors import SpecError, expects_but_got
 from reference.mma_qualifiers import MmaOp
 from reference.spec_questions import is_explicit, resolve
+from reference.zero_column_mask import zeroed_columns
 
 SECTION = "9.7.16.10"
 MODELS = ("spec", "hardware")
@@ -101,15 +104,14 @@ def ws_columns(b: np.ndarray, n: int, m: int, zero_column_mask) -> tuple[np.ndar
         raise _shape_err(f"B of a .ws MMA with column shift {shift}", f"(K, >= {n + shift})", b.shape)
     used = b[:, shift:shift + n]
     mask_bits = zero_column_mask.mask(m, n) if zero_column_mask is not None else 0
-    zeroed = np.array([(mask_bits >> j) & 1 for j in range(n)], dtype=bool)
-    return used, zeroed
+    return used, zeroed_columns(mask_bits, n, shift)         # spec question Q-ZCM-SHIFT
 
 
 def disabled_elements(op: MmaOp, lane_offset: int = 0) -> np.ndarray:
     """M x N mask of D elements whose Tensor Memory lane ``disable-output-lane`` disables.
 
     Bit b of the vector (LSB of element 0 = lane 0; §9.7.16.10.9.1) disables lane b % 128 of CTA
-    b // 128 of the pair. Where each D[i][j] lives comes from the data-path layout of the MMA
+    b // 128 of the pair (:func:`disabled_lanes`, spec question Q-DOL-2CTA). Where each D[i][j] lives comes from the data-path layout of the MMA
     (``reference.datapath_layouts``, §9.7.16.10.5): a lane can hold a whole row (Layouts A, D, F,
     C) or part of one (2x2 Layout B). ``lane_offset`` is the D address's lane alignment (0 or 16
     for the half-datapath Layouts C and F).
@@ -124,9 +126,18 @@ def disabled_elements(op: MmaOp, lane_offset: int = 0) -> np.ndarray:
         raise SpecError(DL.SECTION, "Tensor Memory Datapath Lane Alignment", expects_but_got(
             f"lane alignment of Layout {layout.layout_id}", " or ".join(map(str, layout.lane_alignments)), lane_offset))
     where = DL.d_placement(layout, op.n, lane_offset)
-    flat = where[..., 0] * 128 + where[..., 1]
-    lane_bits = np.array([(bits >> b) & 1 for b in range(128 * op.cta_group)], dtype=bool)
-    return lane_bits[flat]
+    return disabled_lanes(bits, op.cta_group)[where[..., 0], where[..., 1]]
+
+
+def disabled_lanes(bits: int, cta_group: int, reading: str | None = None) -> np.ndarray:
+    """bool[cta_group, 128]: Tensor Memory lanes (per CTA of the pair) the ``disable-output-lane``
+    vector ``bits`` (bit b = bit b % 32 of element b // 32) keeps from being written (§9.7.16.10.9.1).
+    cta_group::2 is spec question ``Q-DOL-2CTA``: ``cta-halves`` (the pick) -- bit b is lane b % 128
+    of CTA b // 128; ``lanes-shared`` -- bit l < 128 is lane l of both CTAs, bits 128-255 unused."""
+    if cta_group == 2 and resolve("Q-DOL-2CTA", reading) == "lanes-shared":
+        low = np.array([(bits >> b) & 1 for b in range(128)], dtype=bool)
+        return np.stack([low, low])
+    return np.array([(bits >> b) & 1 for b in range(128 * cta_group)], dtype=bool).reshape(cta_group, 128)
 
 
 def _logical_a(op: MmaOp, a, meta, metadata_context) -> tuple[np.ndarray, np.ndarray]:
@@ -191,8 +202,15 @@ def _decode_d(d_type: str, codes: np.ndarray) -> np.ndarray:
     return F.decode(d_type, codes)
 
 
-def integer_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, saturate: bool) -> np.ndarray:
-    """s32 result of kind::i8: exact sum, then clamp (saturate) or wrap modulo 2^32."""
+def integer_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, saturate: bool, reading: str | None = None) -> np.ndarray:
+    """s32 result of kind::i8: exact sum, then clamp (saturate) or wrap modulo 2^32. Saturation is
+    spec question ``Q-I8-SAT``: ``clamp-once`` (the pick) clamps the exact sum; ``running`` adds C,
+    then the products in K order, clamping after each addition."""
+    if saturate and resolve("Q-I8-SAT", reading) == "running":
+        acc = np.broadcast_to(c.astype(np.int64), (a.shape[0], b.shape[1])).copy()
+        for k in range(a.shape[1]):
+            acc = np.clip(acc + a[:, k:k + 1].astype(np.int64) * b[k:k + 1, :].astype(np.int64), S32_MIN, S32_MAX)
+        return acc
     exact = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
     if saturate:
         return np.clip(exact, S32_MIN, S32_MAX)

@@ -13,10 +13,15 @@ One fused dot-product-add step over L products (``t_fdpa`` / ``st_fdpa`` in the 
    e_a + e_b (+ the two scale exponents), its significand the exact product (may exceed 2).
    A zero product -- and a zero C -- takes the exponent ``e_zero`` instead.
 2. e_max = max of all product exponents and C's. Every term (products and C) is truncated toward
-   zero to F fraction bits of 2^e_max: trunc(s * 2^(F + e - e_max)) * 2^-F.
+   zero to F fraction bits of 2^e_max: trunc(s * 2^(F + e - e_max)) * 2^-F. For kind::f8f6f4 and
+   kind::mxf8f6f4 the direction is spec question ``Q-FP8-ALIGN`` (``reference.spec_questions``):
+   ``toward-zero`` (the pick, MMA-Sim) or ``toward-minus-inf`` (floor: two's-complement shifts).
+   Whether zero terms take ``e_zero`` in e_max is spec question ``Q-E-ZERO`` (``competes``, the
+   pick, MMA-Sim; ``ignored``).
 3. The truncated terms are summed exactly.
 4. The sum is rounded once to D: toward zero to f32 (subnormals kept) or to nearest-even to f16;
-   a result >= 2^128 (f32) or >= 65520 (f16, after rounding) is Inf. A zero result is +0,
+   a result >= 2^128 (f32) or >= 65520 (f16, after rounding) is Inf (RZ to f32: spec question
+   ``Q-RZ-OVERFLOW``, ``inf`` the pick, or ``max-finite`` as IEEE 754). A zero result is +0,
    also when a nonzero sum rounds to zero.
 5. NaN anywhere (NaN operand, NaN scale, Inf * 0, Inf - Inf) gives the canonical NaN 0x7FFFFFFF
    (f32) / 0x7FFF (f16); otherwise an Inf operand gives that Inf.
@@ -44,8 +49,11 @@ import numpy as np
 
 from reference import formats as F
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import resolve
 
 SECTION = "9.7.16.10"
+# kinds whose alignment direction is spec question Q-FP8-ALIGN (fp8/fp6/fp4 products, scaled or not)
+ALIGN_QUESTION_KINDS = ("f8f6f4", "mxf8f6f4")
 
 
 @dataclass(frozen=True)
@@ -114,10 +122,12 @@ def _bit_length(mag: np.ndarray) -> np.ndarray:
     return e.astype(np.int64)
 
 
-def round_sum(s: np.ndarray, lsb_exp: np.ndarray, d_type: str, rounding: str) -> np.ndarray:
+def round_sum(s: np.ndarray, lsb_exp: np.ndarray, d_type: str, rounding: str, overflow: str = "inf") -> np.ndarray:
     """float64 value of s * 2^lsb_exp rounded to D (rz / rne; subnormals kept; overflow -> Inf).
 
     A result that rounds to zero is +0 whatever the sign of s (MMA-Sim adds +0.0 to every result).
+    ``overflow``: the reading of spec question ``Q-RZ-OVERFLOW`` for ``rz`` (``inf``, MMA-Sim, or
+    ``max-finite``, IEEE 754 round toward zero: the largest finite D); ``rne`` always gives Inf.
     """
     p, emin = D_PRECISION[d_type]
     mag = np.abs(s)
@@ -132,7 +142,9 @@ def round_sum(s: np.ndarray, lsb_exp: np.ndarray, d_type: str, rounding: str) ->
         q = q + up
     value = np.where(drop > 0, np.ldexp(q.astype(np.float64), target), np.ldexp(mag.astype(np.float64), lsb_exp))
     limit = 2.0 ** 128 if d_type == "f32" else 65520.0
-    value = np.where(value >= limit, np.inf, value)
+    big = np.finfo(np.float32 if d_type == "f32" else np.float16).max if rounding == "rz" and overflow == "max-finite" \
+        else np.inf
+    value = np.where(value >= limit, float(big), value)
     return np.where((s < 0) & (value != 0), -value, value)
 
 
@@ -212,19 +224,58 @@ def _group_terms(a, b, sa, sb, scale_fmt, group, fraction_bits) -> Terms:
     return Terms(mag, np.sign(sums), exp, zero.any(axis=-1))
 
 
-def _fused_step(terms: Terms, c: np.ndarray, d_type: str, prm: HwParams, c_shift: int) -> np.ndarray:
+def alignment_direction(kind: str, reading: str | None = None) -> str:
+    """Step 2's direction: ``toward-zero`` (every kind MMA-Sim measured), or for kind::f8f6f4 /
+    kind::mxf8f6f4 the reading of spec question ``Q-FP8-ALIGN`` in force (or ``reading``)."""
+    return resolve("Q-FP8-ALIGN", reading) if kind in ALIGN_QUESTION_KINDS else "toward-zero"
+
+
+def aligned_terms(mag: np.ndarray, sign: np.ndarray, shift: np.ndarray, direction: str) -> np.ndarray:
+    """Signed terms ``sign * mag`` shifted right by ``shift`` (step 2): ``toward-zero`` drops the
+    bits from the magnitude, ``toward-minus-inf`` shifts the two's-complement value (floor)."""
+    if direction == "toward-minus-inf":
+        return (mag * sign) >> shift
+    aligned = mag >> shift
+    aligned *= sign
+    return aligned
+
+
+def scaled_c(c: np.ndarray, c_shift: int, d_type: str, rounding: str) -> np.ndarray:
+    """C * 2^-c_shift rounded to D's format (rz / rne): scale-input-d under spec question
+    ``Q-SCALE-INPUT-D``'s reading ``c-rounded`` (the pick, ``exponent``, keeps it exact)."""
+    m, e, p = decompose(c, d_type)
+    return round_sum(m, e - p - c_shift, d_type, rounding)
+
+
+@dataclass(frozen=True)
+class Readings:
+    """The spec-question readings one step follows (``reference.spec_questions``)."""
+
+    direction: str = "toward-zero"     # Q-FP8-ALIGN (f8f6f4 / mxf8f6f4 only)
+    e_zero: str = "competes"           # Q-E-ZERO: zero terms take e_zero in e_max, or take no part
+    overflow: str = "inf"              # Q-RZ-OVERFLOW: an RZ result >= 2^128 is Inf or the largest finite
+
+
+def step_readings(kind: str, direction: str | None = None, e_zero: str | None = None,
+                  overflow: str | None = None) -> Readings:
+    """The readings in force (explicit arguments win)."""
+    return Readings(alignment_direction(kind, direction), resolve("Q-E-ZERO", e_zero), resolve("Q-RZ-OVERFLOW", overflow))
+
+
+def _fused_step(terms: Terms, c: np.ndarray, d_type: str, prm: HwParams, c_shift: int,
+                readings: Readings = Readings()) -> np.ndarray:
     fb = prm.fraction_bits
+    direction = readings.direction
     mc, sgc, ec, pc = _operand(c, d_type)
     ec = ec - c_shift
     emax = np.maximum(terms.exp.max(axis=-1), ec)
-    emax = np.maximum(emax, np.where(terms.has_zero | (mc == 0), prm.e_zero, NO_EXP))
+    if readings.e_zero == "competes":
+        emax = np.maximum(emax, np.where(terms.has_zero | (mc == 0), prm.e_zero, NO_EXP))
     shift = emax[..., None] - terms.exp                                # >= 0
     np.minimum(shift, 63, out=shift)
-    aligned = terms.mag >> shift                                       # truncation toward zero (on |x|)
-    aligned *= terms.sign
-    total = aligned.sum(axis=-1)
-    total += sgc * ((mc << (fb - pc)) >> np.minimum(emax - ec, 63))
-    return round_sum(total, emax - fb, d_type, prm.rounding)
+    total = aligned_terms(terms.mag, terms.sign, shift, direction).sum(axis=-1)
+    total += aligned_terms(mc << (fb - pc), sgc, np.minimum(emax - ec, 63), direction)
+    return round_sum(total, emax - fb, d_type, prm.rounding, readings.overflow)
 
 
 def _special(a, b, c, sa, sb) -> tuple[np.ndarray, np.ndarray] | None:
@@ -261,7 +312,7 @@ def _lowest_bit(values: np.ndarray) -> int:
 
 
 def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type: str, prm: HwParams,
-                  c_shift: int) -> np.ndarray | None:
+                  c_shift: int, overflow: str = "inf") -> np.ndarray | None:
     """D values of one fused step (§9.7.16.10; module docstring, "Shortcut") when alignment
     provably loses no bit, else None. Inputs finite; ``sa``/``sb`` scale values or None.
 
@@ -294,22 +345,30 @@ def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type:
     if (in_d == exact).all():                                  # D holds it: no rounding in any mode
         return exact + 0.0                                     # (a zero sum is +0, as round_sum)
     units = np.ldexp(exact, -q).astype(np.int64)               # in units of 2^q
-    return round_sum(units, np.full(units.shape, q, dtype=np.int64), d_type, prm.rounding)
+    return round_sum(units, np.full(units.shape, q, dtype=np.int64), d_type, prm.rounding, overflow)
 
 
 def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None, sb=None,
              scale_fmt: str | None = None, c_shift: int = 0, step: int | None = None,
-             shortcut: bool = True) -> np.ndarray:
+             shortcut: bool = True, reading: str | None = None, e_zero: str | None = None,
+             overflow: str | None = None) -> np.ndarray:
     """D values (float64, exact in D; NaN = canonical) of one MMA on logical operand values.
 
     ``a`` M x K, ``b`` K x N (values after negation / sparsity / masking), ``c`` M x N in D's
     format (0 when enable-input-d is false), ``sa``/``sb`` scale values broadcast along K
     (M x K, K x N) for block-scaled kinds, ``c_shift`` = scale-input-d (C's exponent - s).
     ``step`` overrides L (sparse MMAs pass 2 L). ``shortcut=False`` always takes the term-by-term
-    path (steps 1-4) instead of :func:`lossless_step` where that applies (same bits).
+    path (steps 1-4) instead of :func:`lossless_step` where that applies (same bits). ``reading``:
+    of spec question ``Q-FP8-ALIGN`` (kind::f8f6f4 / mxf8f6f4), ``e_zero``: of ``Q-E-ZERO``,
+    ``overflow``: of ``Q-RZ-OVERFLOW`` (None = the reading in force); ``c_shift`` as spec question
+    ``Q-SCALE-INPUT-D``'s reading in force says (``exponent``: C's exponent minus s, exact).
     """
     prm = hw_params(kind, d_type)
+    readings = step_readings(kind, reading, e_zero, overflow)
     a, b, c = (np.asarray(x, dtype=np.float64) for x in (a, b, c))
+    if c_shift and resolve("Q-SCALE-INPUT-D", None) == "c-rounded":     # C * 2^-s rounded to D first
+        c = np.where(np.isfinite(c), scaled_c(np.where(np.isfinite(c), c, 0.0), c_shift, d_type, prm.rounding), c)
+        c_shift = 0
     k = a.shape[1]
     length = step or prm.step
     out = c
@@ -322,7 +381,7 @@ def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None
         shift = c_shift if k0 == 0 else 0
         if special is None and shortcut:
             res = lossless_step(a_s, b_s, out, sa_s, sb_s, a_fmt=a_fmt, b_fmt=b_fmt, scale_fmt=scale_fmt,
-                                d_type=d_type, prm=prm, c_shift=shift)
+                                d_type=d_type, prm=prm, c_shift=shift, overflow=readings.overflow)
             if res is not None:
                 out = res
                 continue
@@ -331,7 +390,7 @@ def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None
             terms = _group_terms(safe[0], safe[1], safe[3], safe[4], scale_fmt, prm.group, prm.fraction_bits)
         else:
             terms = _product_terms(safe[0], safe[1], a_fmt, b_fmt, safe[3], safe[4], scale_fmt, prm.fraction_bits)
-        res = _fused_step(terms, safe[2], d_type, prm, shift)
+        res = _fused_step(terms, safe[2], d_type, prm, shift, readings)
         if special is not None:
             nan, total = special
             res = np.where(nan, np.nan, np.where(np.isinf(total), total, res))

@@ -27,9 +27,10 @@ from reference.smem_layout import (
     check_combination,
     check_extents,
     element_storage,
+    pattern_anchor,
     swizzled_k_unit_stride,
 )
-from reference.spec_questions import reading
+from reference.spec_questions import following, reading
 
 SECTION = "9.7.16.3"
 
@@ -51,12 +52,14 @@ class SmemImage:
 # ---------------------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=512)
-def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str):
+def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str):
     """(bit address of each element (row-major, read-only), touched unit offsets, lo, hi) of an
     mn×k tile in ``layout``; SpecError when two elements share bits.  Depends on the layout and
-    the reading of spec question Q-LBO-KSW only."""
+    the readings of spec questions Q-LBO-KSW and Q-BASE-OFFSET only."""
     check_extents(mn, k)
-    addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij"), lbo_reading=lbo_reading).ravel()
+    with following({"Q-BASE-OFFSET": base_reading}):
+        addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij"),
+                                         lbo_reading=lbo_reading).ravel()
     ordered = np.sort(addresses)
     if (ordered[1:] == ordered[:-1]).any():
         raise SpecError(SECTION, "canonical layout", expects_but_got(
@@ -87,7 +90,7 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     if int(codes.max()) >> bits:
         raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
     mn, k = codes.shape
-    addresses, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"))
+    addresses, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"))
     flat = codes.ravel()
     if bits % 8 == 0 and not (addresses % 8).any():      # whole bytes: write byte j of every element
         image = np.full(hi - lo, fill, dtype=np.uint8)
@@ -153,13 +156,13 @@ def _swizzled(address, desc: SmemDescriptor):
     """Physical address: the 16-byte (32-byte) chunk index inside its row XOR the row's phase.
 
     phase = bits 7.. of the address relative to the pattern start (``128 * base_offset``
-    modulo 1024), as many bits as there are chunk-index bits: 128B 3, 64B 2, 32B 1; 32-byte
+    modulo 1024; spec question Q-BASE-OFFSET: ``reference.smem_layout.pattern_anchor``), as many bits as there are chunk-index bits: 128B 3, 64B 2, 32B 1; 32-byte
     chunks of 128B_base32B 2 (TMA: "swizzle 32B chunks within 128B span").
     """
     if desc.swizzle == "none":
         return address
     chunk_shift, phase_mask = {"32B": (4, 1), "64B": (4, 3), "128B": (4, 7), "128B_base32B": (5, 3)}[desc.swizzle]
-    phase = ((address - 128 * desc.base_offset) // 128) % (phase_mask + 1)
+    phase = ((address - pattern_anchor(desc.start_address, desc.base_offset)) // 128) % (phase_mask + 1)
     return address ^ (phase << chunk_shift)
 
 

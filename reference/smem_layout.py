@@ -162,14 +162,28 @@ GEOMETRY: dict[str, SwizzleGeometry] = {
 }
 
 
-def pattern_swizzle(address, swizzle: str, base_offset: int = 0):
+def pattern_anchor(start_address: int, base_offset: int, reading: str | None = None) -> int:
+    """The address the swizzle's row bits are counted from (Table 41 base offset), modulo 1024.
+
+    Spec question ``Q-BASE-OFFSET``: ``pattern-anchor`` (the pick; module docstring) -- the pattern
+    starts at ``128 * base_offset``; ``start-phase`` -- the row phase is counted from the start
+    address's 128-byte row plus the base offset (anchor = start rounded down to 128 minus
+    ``128 * base_offset``). They agree when the base offset is 0 and the start lies in the first
+    128 bytes of a 1024-byte block, as every generated tile with base offset 0 does."""
+    if resolve("Q-BASE-OFFSET", reading) == "start-phase":
+        return start_address - start_address % 128 - (base_offset << 7)
+    return base_offset << 7
+
+
+def pattern_swizzle(address, swizzle: str, base_offset: int = 0, start_address: int | None = None):
     """Physical byte address of linear byte ``address`` under ``swizzle`` (Table 41 base offset).
 
-    The y bits come from ``address - 128 * base_offset`` (the address relative to a pattern
-    that starts at ``128 * base_offset`` modulo 1024); see the module docstring.
+    The y bits come from ``address - anchor`` (:func:`pattern_anchor`: ``128 * base_offset``
+    under the pick, so the pattern starts there modulo 1024); see the module docstring.
     """
     fn = GEOMETRY[swizzle].functor
-    rel = address - (base_offset << 7)
+    anchor = base_offset << 7 if start_address is None else pattern_anchor(start_address, base_offset)
+    rel = address - anchor
     return address ^ (fn(rel) ^ rel)
 
 
@@ -271,6 +285,8 @@ class SmemLayout:
         t = self.storage.per_unit
         lbo_el = 0 if self.lbo_mode == "absolute" else self.leading_byte_offset // UNIT_BYTES * t
         sbo_el = self.stride_byte_offset // UNIT_BYTES * t
+        if self.lbo_mode == "absolute":       # the field is the continuation address (§9.7.16.3.1.2), not a
+            lbo_reading = "assumed-16"        # stride: spec question Q-LBO-KSW is about the relative mode
         mn_mode, k_mode = canonical_modes(self.major, self.swizzle, t, lbo_el, sbo_el, lbo_reading)
         element = evaluate_mode(mn_mode, mn) + evaluate_mode(k_mode, k)
         linear = self.start_address + element // t * UNIT_BYTES
@@ -281,7 +297,7 @@ class SmemLayout:
             in_row = self.start_address % 128 + (k // t) * UNIT_BYTES
             moved = self.leading_byte_offset - 128 + self.start_address % 128 - self.start_address
             linear = linear + np.where(in_row >= 128, moved, 0)
-        physical = pattern_swizzle(linear, self.swizzle, self.base_offset)
+        physical = pattern_swizzle(linear, self.swizzle, self.base_offset, self.start_address)
         return physical * 8 + (element % t) * self.storage.bits
 
     def bit_offset(self, mn: int, k: int) -> int:

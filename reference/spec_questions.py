@@ -25,6 +25,7 @@ from typing import Iterator, Mapping
 from reference.errors import SpecError, expects_but_got
 
 NONE_OF_THEM = "none of the known readings"
+NO_PROBE = "none: "      # a question's ``probe`` text when no legal kernel's outcome differs between its readings
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class Reading:
 
 @dataclass(frozen=True)
 class Question:
-    """One open point of the spec text; ``probe`` says which kernel tells the readings apart."""
+    """One open point of the spec text; ``probe`` says which kernel tells the readings apart, or
+    starts with ``"none: "`` and says why no legal kernel can (:attr:`no_probe_reason`)."""
 
     id: str
     title: str
@@ -50,6 +52,11 @@ class Question:
 
     def reading_ids(self) -> tuple[str, ...]:
         return tuple(r.id for r in self.readings)
+
+    @property
+    def no_probe_reason(self) -> str:
+        """Why no kernel tells the readings apart ("" when one does)."""
+        return self.probe[len(NO_PROBE):] if self.probe.startswith(NO_PROBE) else ""
 
     def reading(self, rid: str) -> Reading:
         for r in self.readings:
@@ -72,6 +79,14 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["§9.7.16.4.3 Table 45 bits 40-47 / 48-55 descriptions"]),
      ], "examples", "mma.ws kind::f16 M=32 N=64 with the mask of example 2 (skip 2, use 3): which D columns are A*B",
        ["NOTES.md item 1", "docs/mma.md", "README decisions"]),
+    _q("Q-ZCM-SHIFT", "Zero-column mask with a column shift: does mask bit j name D column j or B column j",
+       ["9.7.16.4.3"], [
+        ("used-columns", "bit j zeroes the B column D column j uses (B column j + shift)",
+         ["§9.7.16.4.3 example 4 ('columns from 2 to 129 will be used')", "reference/mma_semantics.py", "docs/mma.md"]),
+        ("b-columns", "bit j zeroes B column j of the shared-memory matrix: D column j is zeroed by bit j + shift "
+                      "(no bit past N-1)", ["§9.7.16.4.3 Table 45 'Shifts column by specified amount' (order unstated)"]),
+     ], "used-columns", "tcgen05.mma.ws kind::f16 M=32 N=64 with the mask of example 4 (column shift 2)",
+       ["docs/mma.md (zero-column mask vs column shift)"]),
     _q("Q-LBO-KSW", "K-major swizzled layouts: leading byte offset 'assumed 1' or honoured", ["9.7.16.4.1", "9.7.16.3.3"], [
         ("assumed-16", "the LBO field is ignored: the 16-byte units along K are 16 bytes apart (pre-swizzle)",
          ["§9.7.16.4.1 Table 40 'not used, assumed to be 1'", "CUTLASS make_umma_desc (writes 1)", "NOTES.md item 5"]),
@@ -79,6 +94,24 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["a compiler comment saying the value is honoured (NOTES.md item 5)"]),
      ], "assumed-16", "kind::f16 MMA, K-major swizzled A and B placed with descriptor LBO = 32..1008 bytes (lbo_mode relative_lbo_set)",
        ["NOTES.md item 5", "docs/layouts.md item 3"]),
+    _q("Q-LAYOUT-C", "Data-path Layout C (M=128, cta_group::2, sparse): 4x1 half datapath or CUTLASS's 2x2",
+       ["9.7.16.10.5.3", "9.7.16.10.5"], [
+        ("text-4x1-half", "per CTA, row i at lane 32*(i//16) + i%16 (+ alignment 0 or 16), column j (as Layout F)",
+         ["§9.7.16.10.5 table: 4x1, 1/2 datapath utilized, alignment 0 or 16", "reference/datapath_layouts.py"]),
+        ("cutlass-2x2", "per CTA, row i at lane i + 64*(j // (N/2)), column j % (N/2) (as Layout B), alignment 0",
+         ["CUTLASS mma_traits_sm100_frag.hpp tmem_frg 2-SM atom (the sparse M=128 accumulator uses the dense 2x2)"]),
+     ], "text-4x1-half", "tcgen05.mma.sp kind::f16 cta_group::2 M=128 N=64 (Layout C), D read back from all 128 lanes",
+       ["docs/tmem.md (Layout C)", "reference/datapath_layouts.py"]),
+    _q("Q-BASE-OFFSET", "Shared memory descriptor base offset: where the swizzle pattern's row phase is counted from",
+       ["9.7.16.4.1", "9.7.16.3.2"], [
+        ("pattern-anchor", "the row bits come from address - 128 * base_offset: the pattern starts at 128 * base_offset "
+                           "modulo 1024 (base offset 0: the absolute-address swizzle)",
+         ["§9.7.16.4.1 Table 41 'base offset = (pattern start addr >> 0x7) & 0x7'", "CUTLASS make_umma_desc",
+          "docs/layouts.md item 4"]),
+        ("start-phase", "the row phase is counted from the start address's 128-byte row plus the base offset",
+         ["docs/layouts.md item 4 (the other reading)"]),
+     ], "pattern-anchor", "a smoke MMA whose swizzled tile has its pattern (and start) at block + 128*j, base offset j != 0",
+       ["docs/layouts.md item 4"]),
     _q("Q-META-0110", "2:4 / 4:8 metadata 0b0110 (indices 2 then 1) in tcgen05.mma.sp", ["9.7.16.10.8"], [
         ("as-listed", "0b0110 keeps chunk elements 2 and 1: the first stored element goes to position 2, the second to 1",
          ["§9.7.16.10.8.2/.3 list of meaningful values (seven, 0b0110 included)", "NOTES.md item 4"]),
@@ -101,13 +134,62 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
         ("zero", "row 0 is zero (D row 0 = C, or 0 without enable-input-d)", ["docs/mma.md 'D row 0: A[0]*B or 0'"]),
      ], "keeps-a0", "kind::f16 MMA with .ashift, M=128: D row 0",
        ["docs/mma.md", "reference/mma_semantics.py"]),
-    _q("Q-FP8-ALIGN", "fp8 (kind::f8f6f4) alignment of products: truncation toward zero or toward -inf", ["9.7.16.10.6"], [
-        ("toward-zero", "bits below the alignment point are dropped from the magnitude (trunc)",
+    _q("Q-SHIFT-ROW0", "tcgen05.shift.down: what row 0 of the 32-row matrix holds afterwards", ["9.7.16.9.3"], [
+        ("keeps", "row 0 keeps its content (rows 0..30 are copied to 1..31; nothing is written to row 0)",
+         ["reference/tmem_shift.py decision", "docs/tmem.md (tcgen05.shift)"]),
+        ("zero", "row 0 is cleared to zero (a shift that fills with zeros, as .ashift's row-0 alternative)",
+         ["§9.7.16.9.3 'shifting ... downwards across all the rows, except the last' (says nothing of row 0)"]),
+     ], "keeps", "tcgen05.shift.cta_group::1.down on random Tensor Memory, then read row 0 back",
+       ["docs/tmem.md", "reference/tmem_shift.py"]),
+    _q("Q-DOL-2CTA", "disable-output-lane under cta_group::2: which bits name which CTA's lanes", ["9.7.16.10.9.1"], [
+        ("cta-halves", "bit b (bit b % 32 of element b // 32) is lane b % 128 of CTA b // 128 of the pair "
+                       "(CTA 0 holds D rows 0..M/2-1)", ["the vector size 8 for ::2 (2 x 128 lanes)", "docs/mma.md"]),
+        ("lanes-shared", "bit l < 128 is lane l of both CTAs; elements 4-7 are not used",
+         ["§9.7.16.10.9.1 'each bit corresponds to a lane of the Tensor Memory' (128 lanes)"]),
+     ], "cta-halves", "tcgen05.mma cta_group::2 M=256 with only element 7 of the vector set: CTA 1 lanes 96-127 kept, "
+                      "or every lane written",
+       ["docs/mma.md (disable-output-lane, cta_group::2)"]),
+    _q("Q-FP8-ALIGN", "fp8/fp6/fp4 (kind::f8f6f4, mxf8f6f4) alignment of products: truncation toward zero or toward -inf",
+       ["9.7.16.10.6"], [
+        ("toward-zero", "bits below the alignment point (F = 25 fraction bits of 2^e_max) are dropped from the magnitude (trunc)",
          ["MMA-Sim Blackwell model (arXiv:2511.10909)", "docs/mma.md"]),
         ("toward-minus-inf", "two's-complement alignment: bits below the point round the value down (floor)",
          ["fixed-point adders that shift two's-complement significands"]),
-     ], "toward-zero", "kind::f8f6f4 e4m3, D f32, C = 256 and one product -2^-18 per row (hardware model)",
+     ], "toward-zero", "kind::f8f6f4 D f32, C = 2^E and one product -2^(E-26) per element (e2m3 x e3m2: C = 2^19, "
+                       "product -2^-7): D = C (trunc) or C - 2^(E-24) (floor)",
        ["docs/mma.md"]),
+    _q("Q-E-ZERO", "Zero products and a zero C: do they take part in the alignment exponent e_max", ["9.7.16.10.6"], [
+        ("competes", "a zero product (or zero C) has exponent e_zero (-133 f32 D, -21 f16 D, -139 mxf4) in e_max",
+         ["MMA-Sim Blackwell model (arXiv:2511.10909) e_zero", "docs/mma.md"]),
+        ("ignored", "zero terms take no part in e_max (only nonzero products and C set the alignment point)",
+         ["the MMA text: the sum of products is not described per term; IEEE-style addition ignores zeros"]),
+     ], "competes", "kind::tf32 D f32, C = 0: per element products 2^-145 and -2^-165 and a zero product: D = 2^-145 "
+                    "(e_max -133 drops -2^-165) or 2^-145 - 2^-149 (e_max -145 keeps it, RZ)",
+       ["docs/mma.md (zero-product exponent e_zero)"]),
+    _q("Q-SCALE-INPUT-D", "scale-input-d: C * 2^-s exact (C's exponent minus s) or rounded to D's format first",
+       ["9.7.16.10.9.1"], [
+        ("exponent", "C enters the sum with its exponent minus s, all its bits (then aligned like any term)",
+         ["docs/mma.md (scale-input-d on hardware)", "reference/numerics_hw.py c_shift"]),
+        ("c-rounded", "C * 2^-s is first rounded to D's format (RZ f32 / RNE f16; subnormals kept), then added",
+         ["§9.7.16.10.9.1 writes D * 2^-scale-input-d as its own product"]),
+     ], "exponent", "kind::tf32 D f32, enable-input-d, s = 4..7: C = (1 + 2^-23) 2^-126 and one product -2^-(148+s): "
+                    "D = 2^-(126+s) - 2^-149 (exact) or 2^-(126+s) (C rounded first)",
+       ["docs/mma.md (scale-input-d on hardware)"]),
+    _q("Q-I8-SAT", "kind::i8 .satfinite: clamp the exact sum once, or saturate the running accumulator",
+       ["9.7.16.10.9.1", "9.7.16.4.2"], [
+        ("clamp-once", "D = clamp(C + sum of the products) to [-2^31, 2^31 - 1], the sum exact",
+         ["docs/mma.md (i8 saturate)", "reference/mma_semantics.py integer_mma"]),
+        ("running", "C, then the products in K order, are added one at a time, clamping after each addition",
+         ["an accumulator that saturates (the text does not say when saturation applies)"]),
+     ], "clamp-once", "kind::i8 (s8 operand) .satfinite with enable-input-d: C = 2^31 - 101, products +16129 then "
+                      "-16129: D = 2^31 - 101 or 2^31 - 1 - 16129",
+       ["docs/mma.md (i8 saturate)"]),
+    _q("Q-RZ-OVERFLOW", "Round-toward-zero D (f32) that overflows: Inf or the largest finite value", ["9.7.16.10.6"], [
+        ("inf", "a sum >= 2^128 rounds to Inf (of its sign)", ["MMA-Sim Blackwell model (arXiv:2511.10909)", "docs/mma.md"]),
+        ("max-finite", "a sum >= 2^128 rounds to the largest finite f32 (of its sign), as IEEE 754 roundTowardZero",
+         ["IEEE 754-2019 §7.4 (overflow under roundTowardZero)"]),
+     ], "inf", "kind::tf32 D f32: per element products 2^127 + 2^127 (A = 2^64, B = 2^63 twice): Inf or 0x7F7FFFFF",
+       ["docs/mma.md (RZ overflow)"]),
     _q("Q-TF32-TRUNC", "tf32 operands: low 13 mantissa bits ignored (truncated) or rounded", ["9.7.16.10.6"], [
         ("truncate", "the low 13 bits of a tf32 operand's f32 container are ignored",
          ["NOTES.md item 10 (published measurements)", "docs/formats.md"]),
@@ -126,8 +208,32 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          "CuTe oracle: 2x1SM MMA_ScaleFactor puts all N SFB columns in every CTA (docs/clients-cute.md CU6)"]),
         ("split", "each CTA's SFB holds its own N/2 columns (CTA 0: 0..N/2-1, CTA 1: N/2..N-1) at the same address",
          ["Gluon TensorMemoryScalesLayout(cga_layout=[[1, 0]])", "docs/clients.md C3"]),
-     ], "lead", "kind::mxf8f6f4 cta_group::2 M=256 N=128 with different SFB in the two CTAs",
-       ["docs/clients.md C3", "NOTES.md (SFB under cta_group::2)"]),
+     ], "lead", "kind::mxf8f6f4 cta_group::2 M=256 N=256, SFB placed once as each reading says (lead: all N in both "
+                "CTAs; split: N/2 per CTA)",
+       ["docs/clients.md C3", "issue 16 (SFB under cta_group::2)"]),
+    _q("Q-DESC-53-60", "Shared memory descriptor bits 53-60: 'Fixed constant value of 0xb00000000'", ["9.7.16.4.1"], [
+        ("zero", "the field is 0 (the hex prefix is a typo for eight zero bits); bits 46-48 hold the constant 0b001",
+         ["NOTES.md item 2", "CUTLASS UMMA::SmemDescriptor (writes 1 << 46 and nothing above bit 48)"]),
+        ("literal", "the field holds 0xb00000000 as written", ["§9.7.16.4.1 Table 40 text"]),
+     ], "zero", NO_PROBE + "0xb00000000 is 36 bits wide and the field 8: no descriptor can hold the literal value, so "
+                           "no kernel follows the reading 'literal' (the suite and every public source write 0)",
+       ["NOTES.md item 2"]),
+    _q("Q-BS-M-FIELD", "Block-scaled instruction descriptor: M at bits 27-28 (M>>7) or at bits 24-28 (M>>4)",
+       ["9.7.16.4.2"], [
+        ("bits-27-28", "M >> 7 at bits 27-28, bits 24-26 reserved (zero)", ["§9.7.16.4.2 Table 44", "NOTES.md item 3"]),
+        ("bits-24-28", "M >> 4 at bits 24-28 (as the other kinds)", ["CUTLASS UMMA::InstrDescriptorBlockScaled", "NOTES.md item 3"]),
+     ], "bits-27-28", NO_PROBE + "the only legal M of the block-scaled kinds are 128 and 256, whose encodings are the same "
+                                 "word under both readings (1 << 27, 2 << 27); a descriptor with bits 24-26 set is illegal "
+                                 "under one reading and means another M under the other (decode rejects it)",
+       ["NOTES.md item 3"]),
+    _q("Q-K96-SFID", "K = 96 block32 scale factor ids: 0-3 (Figures 234-237) or 0, 2 (Table 44)", ["9.7.16.10.7.2", "9.7.16.4.2"], [
+        ("figures", "block32 (3 factors) takes ids 0-3, block16 (6 factors) 0 and 2; id = first byte",
+         ["§9.7.16.10.7 Figures 234-237 titles", "CUTLASS sm103 block-scaled collective", "docs/mma.md"]),
+        ("table-44", "ids 0 and 2 only; ids 1 and 3 are not legal", ["§9.7.16.4.2 Table 44 (mxf4/mxf4nvf4: 0 or 2)"]),
+     ], "figures", NO_PROBE + "the readings differ in which ids are legal, not in what a legal id computes: ids 0 and 2 "
+                              "give the same D under both, and ids 1 and 3 have a defined result only under 'figures' "
+                              "(a device that computes it agrees with both; one that does not is outside both)",
+       ["docs/mma.md", "reference/tables.py descriptor_scale_ids"]),
     _q("Q-CP-NIBBLE", "tcgen05.cp 4-bit to 8-bit decompression: where the nibble lands", ["9.7.16.9.1"], [
         ("bits-5-2", "the 4-bit value goes to bits 5-2 of its byte (the MMA's 8-bit container)",
          ["CUTLASS mma_traits_sm120.hpp", "docs/tmem.md"]),
@@ -234,5 +340,5 @@ def following(readings: Mapping[str, str] | None, exact: bool = False) -> Iterat
         _CURRENT.reset(token)
 
 
-__all__ = ["Reading", "Question", "QUESTIONS", "NONE_OF_THEM", "question", "check_readings", "parse_assignment",
+__all__ = ["Reading", "Question", "QUESTIONS", "NONE_OF_THEM", "NO_PROBE", "question", "check_readings", "parse_assignment",
            "parse_assignments", "set_defaults", "defaults", "reading", "resolve", "is_explicit", "in_force", "following"]

@@ -47,6 +47,11 @@ out over 256 rows), whose per-MMA (column, id) sequence (0,0) (0,3) (4,2) (8,1) 
 (0,0) (0,3) (8,2) (16,1) for N = 256 B only fits this reading; the figure count per id in the PTX
 text agrees (two figures exactly for the ids that spill into a second 8-column group). For
 K != 96, ``u < 4`` and this is the layout above. Not confirmed on hardware.
+
+**cta_group::2, B's scale factors** (spec question ``Q-SFB-2CTA``, :func:`scale_b_parts`): A's are
+per CTA (each CTA's SFA holds its M/2 rows, as A). B's: ``lead`` (the pick) -- the issuing CTA's SFB
+holds all N columns; ``split`` -- each CTA's SFB holds its own N/2 columns (CTA 0: 0..N/2-1, CTA 1:
+N/2..N-1) at the same address, laid out as an operand of N/2 columns.
 """
 
 from __future__ import annotations
@@ -256,6 +261,15 @@ def read_scale_factors(cells, mn: int, sf: int, scale_id: int) -> np.ndarray:
     col = (u // 4)[None, :] * scale_group_columns(mn) + (x // QUARTER)[:, None]   # (mn, SF)
     per = w[:, (x % QUARTER)[:, None], col]                              # (4, mn, SF)
     return ((per >> (8 * (u % 4)).astype(np.uint32)[None, None, :]) & np.uint32(0xFF)).astype(np.uint8)
+
+
+def scale_b_parts(n: int, cta_group: int, reading: str | None = None) -> tuple[tuple[int, int, int], ...]:
+    """Where B's scale factors live (§9.7.16.10.7; module docstring): ``(CTA, first column of N,
+    columns)`` per part, CTA = rank in the pair (one part: the issuing CTA). ``reading``: of spec
+    question ``Q-SFB-2CTA`` (cta_group::2 only; None = the reading in force)."""
+    if cta_group == 2 and resolve("Q-SFB-2CTA", reading) == "split":
+        return ((0, 0, n // 2), (1, n // 2, n // 2))
+    return ((0, 0, n),)
 
 
 def replicated(per_quarter: np.ndarray) -> np.ndarray:

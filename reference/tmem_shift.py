@@ -5,19 +5,35 @@ the lane of ``taddr`` is aligned to 32; ``.cta_group::2`` shifts in both CTAs of
 Model: the matrix is the 32 lanes ``L .. L+31`` (one warp quarter) x 8 columns (256 bits) from
 ``taddr`` (lane L, column C). Rows 0..30 (the ".31" of the implicit shape) move to rows 1..31:
 lane L+k+1 receives what lane L+k held, so the old last row is overwritten and the old row 0
-is duplicated into row 1. Decision: row 0 itself keeps its content (the text does not say what
-it holds afterwards; hardware cases must not compare it, see :data:`SHIFT_UNDEFINED_ROWS`).
+is duplicated into row 1. Row 0 afterwards: spec question ``Q-SHIFT-ROW0`` (the text does not
+say): ``keeps`` (the pick: its content stays) or ``zero`` (cleared). Cases compare it only when the
+reading was chosen (``--reading``, a probe); otherwise it is :func:`undefined_rows`.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import is_explicit, resolve
 from reference.tmem import COLUMNS, TmemAddress, memories_for, split_address
 
 SECTION = "9.7.16.9.3"
 SHIFT_ROWS = 32                 # the matrix: one warp quarter of lanes
 SHIFT_COLUMNS = 8               # 32-byte elements = 256 bits = 8 cells
 SHIFT_UNDEFINED_ROWS = (0,)     # rows whose content after the shift the text does not define
+
+
+def shift_source_rows(reading: str | None = None) -> np.ndarray:
+    """Row (0..31) each row of the matrix holds after the shift; -1: zero. Rows r >= 1 take r - 1;
+    row 0 per spec question ``Q-SHIFT-ROW0`` (``keeps``: 0, ``zero``: -1)."""
+    first = -1 if resolve("Q-SHIFT-ROW0", reading) == "zero" else 0
+    return np.concatenate([[first], np.arange(SHIFT_ROWS - 1)]).astype(np.int64)
+
+
+def undefined_rows(reading: str | None = None) -> tuple[int, ...]:
+    """Rows a case must not compare: row 0 unless ``Q-SHIFT-ROW0``'s reading was chosen."""
+    return () if reading is not None or is_explicit("Q-SHIFT-ROW0") else SHIFT_UNDEFINED_ROWS
 
 
 def check_shift(taddr) -> TmemAddress:
@@ -31,11 +47,13 @@ def check_shift(taddr) -> TmemAddress:
     return base
 
 
-def shift_down(tmem, taddr, *, cta_group: int = 1) -> None:
-    """``tcgen05.shift.cta_group::G.down [taddr]`` on one CTA's memory or a pair (::2: both)."""
+def shift_down(tmem, taddr, *, cta_group: int = 1, reading: str | None = None) -> None:
+    """``tcgen05.shift.cta_group::G.down [taddr]`` on one CTA's memory or a pair (::2: both);
+    ``reading``: of spec question ``Q-SHIFT-ROW0`` (None = the reading in force)."""
     base = check_shift(taddr)
     lanes = slice(base.lane, base.lane + SHIFT_ROWS)
     cols = slice(base.column, base.column + SHIFT_COLUMNS)
     for memory in memories_for(tmem, cta_group):
         block = memory.cells[lanes, cols].copy()
-        memory.cells[base.lane + 1:base.lane + SHIFT_ROWS, cols] = block[:-1]
+        src = shift_source_rows(reading)
+        memory.cells[lanes, cols] = np.where((src < 0)[:, None], 0, block[np.maximum(src, 0)])

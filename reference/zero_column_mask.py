@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from reference.errors import SpecError, expects_but_got
 from reference.spec_questions import resolve
 
@@ -123,6 +125,16 @@ def check_mask_shape(m: int, n: int) -> int:
     if not isinstance(n, int) or n <= 0 or n % k:
         raise _err("sub-mask coverage", expects_but_got(f"N for M={m}", f"a positive multiple of {k}", n))
     return k
+
+
+def zeroed_columns(mask: int, n: int, shift: int, reading: str | None = None) -> np.ndarray:
+    """bool[n]: D columns whose B column the mask zeroes, with a column shift (§9.7.16.4.3 Table 45,
+    example 4: B columns shift .. shift+N-1 are used). Spec question ``Q-ZCM-SHIFT``:
+    ``used-columns`` (the pick) -- bit j is D column j (B column j + shift); ``b-columns`` -- bit j
+    is B column j, so D column j is zeroed by bit j + shift (none past bit N-1)."""
+    offset = shift if resolve("Q-ZCM-SHIFT", reading) == "b-columns" else 0
+    j = np.arange(n) + offset
+    return np.array([bool((mask >> int(b)) & 1) if b < n else False for b in j], dtype=bool)
 
 
 def span_lengths(skip_span: int, use_span: int, reading: str | None = None) -> tuple[int, int]:

@@ -15,6 +15,8 @@ from importlib import resources
 from pathlib import Path
 
 from reference.sections import SECTIONS
+from reference.tables import ELEMENT_BITS
+from results.coverage import section_coverage
 from results.junit import UNSECTIONED
 from results.resultset import ResultSet
 from results.spec_questions import spec_question_rows
@@ -27,6 +29,40 @@ _PLACEHOLDER = "/*CTS_DATA*/"
 def _first(values) -> str:
     found = sorted({v for v in values if v})
     return "; ".join(found)
+
+
+def _section_rows(s: ResultSet) -> list[list]:
+    """Per section of the spec texts (``results.coverage.section_coverage``): [section, primary
+    cases, other cases, passed, failed, statements covered, statements total]."""
+    return [[r.section, r.primary_cases, r.other_cases, r.passed, r.failed, r.statements_covered,
+             r.statements_total] for r in section_coverage(s)]
+
+
+def _layout_of(slot: str) -> tuple[str, str] | None:
+    """``"sw128_k"`` -> (``"sw128"``, ``"K"``); None for an operand in Tensor Memory."""
+    if not isinstance(slot, str) or "_" not in slot:
+        return None
+    swizzle, major = slot.rsplit("_", 1)
+    return swizzle, major.upper()
+
+
+def _pictures(s: ResultSet) -> dict:
+    """Status counts per Table 39 cell (kind, M, N) and per shared-memory layout (major-ness,
+    swizzle, element bits) of the MMA cases (from each outcome's variant)."""
+    grid: dict[tuple, Counter] = {}
+    layouts: dict[tuple, Counter] = {}
+    for o in s.outcomes.values():
+        v = o.variant
+        if not {"kind", "m", "n"} <= set(v):
+            continue
+        grid.setdefault((str(v["kind"]), int(v["m"]), int(v["n"])), Counter())[o.status.value] += 1
+        for slot, typ in (("a_operand", "a_type"), ("b_layout", "b_type")):
+            lay = _layout_of(v.get(slot))
+            bits = ELEMENT_BITS.get(v.get(typ))
+            if lay and bits:
+                layouts.setdefault((lay[1], lay[0], bits), Counter())[o.status.value] += 1
+    return {"table39": [[*k, dict(c)] for k, c in sorted(grid.items())],
+            "layouts": [[*k, dict(c)] for k, c in sorted(layouts.items())]}
 
 
 def dashboard_data(sets: list[ResultSet], generated: str | None = None) -> dict:
@@ -42,6 +78,7 @@ def dashboard_data(sets: list[ResultSet], generated: str | None = None) -> dict:
             "driver": _first(o.driver for o in outcomes), "device": _first(o.device for o in outcomes),
             "level": level, "cases_per_s": rate, "problems": len(s.problems),
             "not_run": [[sec, fam, n] for (sec, fam), n in sorted(not_run.items())],
+            "spec_sections": _section_rows(s), "pictures": _pictures(s),
         })
     ids = sorted({cid for s in sets for cid in s.outcomes})
     cases = []

@@ -83,7 +83,7 @@ def test_smem_operands_read_back_through_the_descriptor(case, inputs):
     ks = op.k // 2 if op.sparse else op.k
     for cta in range(cg):
         smem = inputs.in_blocks[cta][rec["smem_src"]:rec["smem_src"] + rec["smem_bytes"]]
-        image = SmemImage(0, smem)
+        image = SmemImage(rec.get("smem_dst", 0), smem)      # the copy lands smem_dst bytes into the buffer
         if p["a_operand"] != "tmem":
             _, major = parse_layout(p["a_operand"])
             got = read(image, SmemDescriptor.decode(rec["a_desc"]), op.m // cg, ks, op.a_type, major, kind=op.kind)
@@ -103,14 +103,16 @@ def test_tmem_operands_read_back(case, inputs):
     lg, rec = inputs.logical["mma"], inputs.record
     op = lg.op
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
-    where = TO.row_lanes(layout)
+    where = TO.row_lanes(layout, lg.lane_offset)        # A and metadata: the lanes of D's lane alignment
+    assert rec["tm_d"] >> 16 == rec["tm_a"] >> 16 == rec["tm_meta"] >> 16 == lg.lane_offset
     ks = op.k // 2 if op.sparse else op.k
     regions = {col: [_region(inputs, rec, c, col) for c in range(op.cta_group)] for col in _preloads(rec)}
-    rows = np.stack([regions_at(regions, rec["tm_a"], where, i) for i in range(op.m)]) if rec["tm_a"] in regions else None
+    col_a, col_meta = rec["tm_a"] & 0xFFFF, rec["tm_meta"] & 0xFFFF
     if case.params["a_operand"] == "tmem":
+        rows = np.stack([regions_at(regions, col_a, where, i) for i in range(op.m)])
         assert (TO.read_a(op.kind, op.a_type, rows, ks) == lg.a).all()
     if op.sparse:
-        cells = np.stack([regions_at(regions, rec["tm_meta"], where, i) for i in range(op.m)])
+        cells = np.stack([regions_at(regions, col_meta, where, i) for i in range(op.m)])
         sel = 0 if op.block_scaled else op.sparsity_selector
         chunks = op.k // SP.pattern_for_kind(op.kind).chunk
         assert (TO.read_metadata(op.kind, cells, chunks, sel) == lg.meta).all()
@@ -134,23 +136,30 @@ def test_d_region_holds_c_at_the_data_path_cells():
     for _case, inputs in MMA_INPUTS[::4]:
         lg, region = inputs.logical["mma"], inputs.logical["region"]
         op = lg.op
-        where = d_placement(layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws), op.n)
+        where = d_placement(layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws), op.n, lg.lane_offset)
         got = region.before[where[..., 0], where[..., 1], where[..., 2]]
         assert (got == lg.c.astype(np.uint32)).all()
+        assert inputs.record["tm_d"] == lg.lane_offset << 16 | region.column
+        assert inputs.record["readback"][:2] == [region.column, region.ncols]
         for cta in range(op.cta_group):
-            assert (_region(inputs, inputs.record, cta, 0) == region.before[cta]).all()
+            assert (_region(inputs, inputs.record, cta, region.column) == region.before[cta]).all()
 
 
 def test_values_are_small_and_normal():
-    """Every A/B element is a nonzero normal number of at most 2 significant bits, |x| <= 3."""
+    """Every floating-point A/B element is a nonzero normal number of at most 2 significant bits,
+    |x| <= 3; integer tiles span their type's full range: minimum, maximum and zero (issue 15)."""
+    full = {"u8": (0, 255), "s8": (-128, 127)}
     for case, inputs in MMA_INPUTS:
         lg = inputs.logical["mma"]
         for fmt, codes in ((lg.op.a_type, lg.a), (lg.op.b_type, lg.b)):
             v = F.decode(fmt, codes)
-            assert np.all(v != 0) and np.all(np.abs(v) <= 7 if fmt in ("u8", "s8") else np.abs(v) <= 3)
-            if fmt not in ("u8", "s8"):
-                mant, _ = np.frexp(np.abs(v))
-                assert np.all((mant * 4) == np.round(mant * 4)), case.case_id
+            if fmt in full:
+                lo, hi = full[fmt]
+                assert v.min() == lo and v.max() == hi and (v == 0).any(), case.case_id
+                continue
+            assert np.all(v != 0) and np.all(np.abs(v) <= 3)
+            mant, _ = np.frexp(np.abs(v))
+            assert np.all((mant * 4) == np.round(mant * 4)), case.case_id
 
 
 def test_k96_absolute_lbo_splits_rows_and_sets_the_flags():
@@ -205,3 +214,14 @@ def test_record_fields_fit_the_abi():
         assert len(rec["preload"]) <= 18 and rec["readback"][1] * LANES == inputs.out_words
         for col, (ncols, off) in _preloads(rec).items():
             assert off + 4 * LANES * ncols <= len(inputs.in_block) and col + ncols <= 512
+
+
+def test_tmem_operands_are_disjoint_and_in_the_allocation():
+    """D, A, SFA, SFB and metadata columns vary per case (field coverage, issue 15) yet never overlap
+    and stay in the 512-column allocation (§9.7.16.1)."""
+    starts = set()
+    for _case, inputs in MMA_INPUTS:
+        spans = sorted((col, col + n) for col, (n, _) in _preloads(inputs.record).items())
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False)) and spans[-1][1] <= 512
+        starts.add(inputs.record["tm_d"] & 0xFFFF)
+    assert len(starts) > 10

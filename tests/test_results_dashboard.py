@@ -122,3 +122,55 @@ def test_drill_down_aligns_columns_on_case_ids(dashboard):
     statuses = [(a["data-col"], t) for a, t in dom.find("td", class_="status")]
     assert statuses.count(("0", "Crash")) == 1 and statuses.count(("1", "Pass")) == 4
     assert [t for _, t in dom.find("p", id="cases-summary")] == ["5 of 5 cases shown"]
+
+
+# -- issue 15: every section of the seeds, Table 39 grid and layout matrix ------------------------
+
+def _write_mma_run(directory) -> None:
+    from results.outcome_log import Outcome, OutcomeWriter, outcome_path, run_info_path, write_json_atomic
+
+    directory.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(run_info_path(directory, ""), {"level": "smoke", "start": 1.0, "end": 2.0})
+    writer = OutcomeWriter(outcome_path(directory, "", "main"))
+    rows = [("m.1", Status.PASS, 64, "sw128_k"), ("m.2", Status.FAIL, 64, "sw128_k"), ("m.3", Status.PASS, 256, "swnone_mn")]
+    for cid, status, n, b_layout in rows:
+        writer.append(Outcome(case_id=cid, status=status, section="9.7.16.10.9.1", family="mma",
+                              sections=("9.7.16.10.9.1", "9.7.16.4.1"),
+                              variant={"kind": "f16", "m": 128, "n": n, "a_type": "f16", "b_type": "f16",
+                                       "a_operand": "tmem", "b_layout": b_layout}, nodeid=f"t.py::{cid}"))
+    writer.close()
+
+
+@pytest.fixture(scope="module")
+def mma_dashboard(tmp_path_factory):
+    if CHROMIUM is None:
+        pytest.skip("chromium not found: apt-get install -y chromium (Debian) to render the dashboard")
+    root = tmp_path_factory.mktemp("dash15")
+    _write_mma_run(root / "run")
+    build_reports(load_columns([f"run={root / 'run'}"]), root / "out")
+    return _render(root / "out" / "dashboard.html")
+
+
+def test_every_section_is_listed_and_untested_ones_are_highlighted(mma_dashboard):
+    from reference.sections import SECTIONS
+
+    dom = mma_dashboard
+    assert dom.find("body", data_rendered="1")          # the script ran to its end (no exception)
+    rows = {a["data-section"]: a for a, _ in dom.find("tr", class_="spec-section")}
+    assert set(SECTIONS) <= set(rows)
+    assert "untested" not in rows["9.7.16.10.9.1"]["class"].split()
+    assert "untested" not in rows["9.7.16.4.1"]["class"].split()       # exercised as an "other" section
+    assert "untested" in rows["9.7.16.5.1"]["class"].split()
+    cases = {a["data-section"]: t for a, t in dom.find("td", class_="sec-cases")}
+    assert cases["9.7.16.10.9.1"] == "3 (3/0)" and cases["9.7.16.4.1"] == "3 (0/3)"
+    rates = {a["data-section"]: t for a, t in dom.find("td", class_="sec-rate")}
+    assert rates["9.7.16.10.9.1"] == "66.7%" and rates["9.7.16.5.1"] == "\u2014"
+
+
+def test_table39_grid_and_layout_matrix_are_coloured_by_status(mma_dashboard):
+    cells = {(a["data-kind"], a["data-m"], a["data-n"]): (a["data-status"], t)
+             for a, t in mma_dashboard.find("td", class_="cell") if "data-kind" in a}
+    assert cells == {("f16", "128", "64"): ("Fail", "2"), ("f16", "128", "256"): ("Pass", "1")}
+    layouts = {(a["data-major"], a["data-bits"], a["data-swizzle"]): (a["data-status"], t)
+               for a, t in mma_dashboard.find("td", class_="cell") if "data-major" in a}
+    assert layouts == {("K", "16", "sw128"): ("Fail", "2"), ("MN", "16", "swnone"): ("Pass", "1")}

@@ -2,13 +2,13 @@
 
 import pytest
 
-from tests import sim_mma_cases, sim_ptx, sim_ptx_tcgen05, sim_ptx_tcgen05_ops
+from tests import sim_mma_cases, sim_ptx, sim_ptx_hazards, sim_ptx_tcgen05, sim_ptx_tcgen05_ops
 from tests.sim_ptx import UNIMPLEMENTED, assemble
 
 pytestmark = pytest.mark.assemble
 
 KERNELS = {**sim_ptx.KERNELS, **sim_ptx_tcgen05.KERNELS, **sim_ptx_tcgen05_ops.KERNELS,
-           **sim_mma_cases.KERNELS}
+           **sim_mma_cases.KERNELS, **sim_ptx_hazards.KERNELS}
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))

@@ -34,8 +34,8 @@ def cell(lane, col):
     return (lane << 16) | col
 
 
-def run(ptx, name, inputs=None, words=0, faults=()):
-    dev = SimDevice(faults=faults)
+def run(ptx, name, inputs=None, words=0, faults=(), hazards=True):
+    dev = SimDevice(faults=faults, hazards=hazards)
     module = dev.load(ptx)
     data = np.zeros(0x40000, dtype=np.uint8) if inputs is None else inputs
     src = dev.memory.alloc(data.size)
@@ -105,7 +105,7 @@ def test_st_shapes_against_closed_forms(shape, num, half, unpack):
 def test_st_without_wait_is_not_visible():
     ptx = harness("nowait", vregs=1, readback=((0, 1),), warp_body=(
         "tcgen05.st.sync.aligned.32x32b.x1.b32 [%ta], {%v0};",))
-    out = run(ptx, "nowait", None, 1)
+    out = run(ptx, "nowait", None, 1, hazards=False)      # with the checker: HazardError wait-st
     assert (out == 0x7FBADBAD).all()
 
 

@@ -19,8 +19,6 @@ from reference.errors import SpecError
 from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 ROOT = Path(__file__).resolve().parents[1]
-# Questions of the registry whose probe kernel is not written yet (docs/spec-questions.md "Left").
-NO_PROBE_YET = {"Q-FP8-ALIGN", "Q-SFB-2CTA"}
 
 
 def test_registry_is_well_formed():
@@ -34,8 +32,11 @@ def test_registry_is_well_formed():
 
 
 def test_probes_cover_the_registry():
+    """Every question has a probe kernel, or says why no legal kernel tells its readings apart."""
     assert set(PROBES) <= set(SQ.QUESTIONS)
-    assert set(SQ.QUESTIONS) - set(PROBES) == NO_PROBE_YET
+    without = {q for q in SQ.QUESTIONS if q not in PROBES}
+    assert without == {q for q, v in SQ.QUESTIONS.items() if v.no_probe_reason}
+    assert not any(SQ.QUESTIONS[q].no_probe_reason for q in PROBES)
 
 
 @pytest.mark.parametrize("bad, text", [("Q-NOPE=x", "spec question expects one of Q-ZCM-SPAN"),
@@ -85,15 +86,51 @@ def test_metadata_0110_readings():
     assert SP.kept_positions(SP.PATTERN_2_4, np.array([[0b0110]]), reading="as-ordered").tolist() == [[[1, 2]]]
 
 
+def test_fp8_alignment_readings():
+    """§9.7.16.10.6, Q-FP8-ALIGN: C = 256 and product -2^-18 (e4m3, F = 25: last kept bit 2^-17)."""
+    from reference.numerics_hw import hw_fused
+
+    a, b, c = np.array([[2.0 ** -9]]), np.array([[-(2.0 ** -9)]]), np.array([[256.0]])
+    d = {r: hw_fused("f8f6f4", "f32", a, b, c, a_fmt="e4m3", b_fmt="e4m3", reading=r)[0, 0]
+         for r in ("toward-zero", "toward-minus-inf")}
+    assert d == {"toward-zero": 256.0, "toward-minus-inf": 256.0 - 2.0 ** -16}
+    # other kinds are not the question: kind::f16 stays toward zero under either reading
+    f16 = hw_fused("f16", "f32", np.array([[2.0 ** -14]]), np.array([[-(2.0 ** -14)]]), np.array([[256.0]]),
+                   a_fmt="f16", b_fmt="f16", reading="toward-minus-inf")
+    assert f16[0, 0] == 256.0
+
+
+def test_scale_b_parts_readings():
+    """§9.7.16.10.7, Q-SFB-2CTA: where B's scale factors live (CTA rank, first column, columns)."""
+    from reference.tmem_mma_operands import scale_b_parts
+
+    assert scale_b_parts(256, 2, reading="lead") == ((0, 0, 256),)
+    assert scale_b_parts(256, 2, reading="split") == ((0, 0, 128), (1, 128, 128))
+    assert scale_b_parts(64, 1, reading="split") == ((0, 0, 64),)          # one CTA: nothing to split
+
+
 def test_questions_of_cases():
     probe = {q: probe_case(q) for q in PROBES}
     assert "Q-ZCM-SPAN" in questions_of(probe["Q-ZCM-SPAN"])
     assert "Q-LBO-KSW" in questions_of(probe["Q-LBO-KSW"])
-    assert "Q-TF32-TRUNC" in questions_of(probe["Q-TF32-TRUNC"])
-    assert questions_of(probe["Q-CP-NIBBLE"]) == ("Q-CP-NIBBLE",)
+    assert "Q-TF32-TRUNC" in questions_of(probe["Q-TF32-TRUNC"], mode="numerics")
+    fp8 = probe["Q-FP8-ALIGN"]
+    assert "Q-FP8-ALIGN" in questions_of(fp8, mode="numerics", numerics="hardware")
+    assert "Q-FP8-ALIGN" not in questions_of(fp8) + questions_of(fp8, mode="numerics")   # exact / spec bound
+    assert set(questions_of(probe["Q-CP-NIBBLE"])) - {"Q-BASE-OFFSET"} == {"Q-CP-NIBBLE"}
     assert "Q-K96-SFW" in questions_of(probe["Q-K96-SFW"])
-    assert "Q-META-0110" not in questions_of(probe["Q-META-0110"])      # the suite never feeds 0b0110
+    assert "Q-SFB-2CTA" in questions_of(probe["Q-SFB-2CTA"])
+    assert "Q-LAYOUT-C" in questions_of(probe["Q-LAYOUT-C"])
+    assert "Q-ZCM-SHIFT" in questions_of(probe["Q-ZCM-SHIFT"])
+    assert set(questions_of(probe["Q-META-0110"])) <= {"Q-BASE-OFFSET", "Q-META-TMEM"}   # never feeds 0b0110
     assert "Q-META-TMEM" in questions_of(probe["Q-META-TMEM"])
+    # base offset: from the synthesized descriptors when the inputs are known
+    from generators.inputs import synthesize
+
+    based = probe["Q-BASE-OFFSET"]
+    assert "Q-BASE-OFFSET" in questions_of(based, inputs=synthesize(based))
+    unswizzled = probe["Q-CP-NIBBLE"]
+    assert "Q-BASE-OFFSET" not in questions_of(unswizzled, inputs=synthesize(unswizzled))
 
 
 MATRIX = [(q, r) for q in PROBES for r in SQ.QUESTIONS[q].reading_ids()]
@@ -127,3 +164,15 @@ def test_dependent_cases_fail_naming_the_question_then_pass_under_the_reading():
     settled = _suite("--sim-reading", "Q-ZCM-SPAN=table-prose", "--reading", "Q-ZCM-SPAN=table-prose")
     assert settled.returncode == 0, settled.stdout[-2000:]
     assert " passed" in settled.stdout and "failed" not in settled.stdout
+
+
+def test_a_probe_follows_the_readings_observed_on_the_questions_its_case_depends_on():
+    """The Q-SFB-2CTA probe case has swizzled tiles (Q-BASE-OFFSET): on a device that departs from
+    both picks, each probe still reports its own question's reading."""
+    from conformance.harness.device_sim import SimBackend
+    from conformance.harness.probes import observe
+
+    config = types.SimpleNamespace(stash=pytest.Stash())
+    device = SimBackend(readings={"Q-SFB-2CTA": "split", "Q-BASE-OFFSET": "start-phase"})
+    assert observe(config, device, "Q-SFB-2CTA").observed == "split"
+    assert observe(config, device, "Q-BASE-OFFSET").observed == "start-phase"

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import conformance
@@ -87,22 +85,11 @@ def _worker_argv(args, shard: str, out: Path) -> list[str]:
 
 def _parallel(args, faults) -> int:
     """``-j N``: N worker processes on stride shards; merge their JSON results (module docstring)."""
-    with tempfile.TemporaryDirectory(prefix="tcgen05-cts-mutation-") as tmp:
-        outs = [Path(tmp) / f"shard{i}.json" for i in range(1, args.jobs + 1)]
-        logs = [open(Path(tmp) / f"shard{i}.log", "w+") for i in range(1, args.jobs + 1)]
-        procs = [subprocess.Popen(_worker_argv(args, f"{i}/{args.jobs}", out), stdout=log, stderr=subprocess.STDOUT)
-                 for i, (out, log) in enumerate(zip(outs, logs, strict=True), start=1)]
-        codes = [p.wait() for p in procs]
-        results = []
-        for i, (code, out, log) in enumerate(zip(codes, outs, logs, strict=True), start=1):
-            if code != 0 or not out.exists():
-                log.seek(0)
-                tail = log.read()[-2000:]
-                print(f"mutation-score worker {i}/{args.jobs} exited with {code}:\n{tail}", file=sys.stderr)
-                return code or 1
-            results.append(json.loads(out.read_text()))
-        for log in logs:
-            log.close()
+    from conformance.commands.workers import run_workers
+
+    results = run_workers("mutation-score", args.jobs, lambda shard, out: _worker_argv(args, shard, out))
+    if isinstance(results, int):
+        return results
     from conformance.harness.mutation import line
 
     caught = 0

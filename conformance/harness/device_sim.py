@@ -24,6 +24,15 @@ from ptxsim.faults import ProbeSet
 ENV_FAULTS_FROM = "TCGEN05_CTS_SIM_FAULTS_FROM"
 ENV_FAULTS = "TCGEN05_CTS_SIM_FAULTS"
 ENV_READINGS = "TCGEN05_CTS_SIM_READINGS"
+ENV_HAZARDS = "TCGEN05_CTS_SIM_HAZARDS"      # "off" switches the hazard checker off (--sim-hazards off)
+
+
+def hazards_from_environment(environ=os.environ) -> bool:
+    """Whether the simulated device runs its hazard checker (on unless ``TCGEN05_CTS_SIM_HAZARDS=off``)."""
+    value = environ.get(ENV_HAZARDS, "on")
+    if value not in ("on", "off"):
+        raise ValueError(f"{ENV_HAZARDS} expects on or off, but got {value!r}")
+    return value == "on"
 
 
 class SimBackend:
@@ -108,4 +117,5 @@ def readings_from_environment(environ=os.environ) -> dict[str, str]:
 
 def open_sim_device(faults: Iterable[Fault] | None = None) -> tuple[SimBackend, str]:
     """``(device, "")`` for ``--device sim`` (the shape ``conformance.harness.devices.open_device`` expects)."""
-    return SimBackend(faults_from_environment() if faults is None else faults, readings=readings_from_environment()), ""
+    return SimBackend(faults_from_environment() if faults is None else faults, readings=readings_from_environment(),
+                      hazards=hazards_from_environment()), ""

@@ -48,17 +48,29 @@ _SERVICES = pytest.StashKey[dict]()
 
 # -- which cases -----------------------------------------------------------------------------------
 
+def _operand_types(c: Case) -> set[tuple[str, str]]:
+    p = c.params
+    return {("A", p["a_type"]), ("B", p["b_type"]), ("C", p["d_type"]), ("SF", p["scale_type"])}
+
+
 def numerics_companions(cases: Sequence[Case]) -> list[ExecCase]:
     """One numerics companion per (family, kind, D type) of the MMA cases: the first case of the
-    group that has a defined expected result, preferring dense cta_group::1 ones."""
+    group that has a defined expected result, preferring dense cta_group::1 ones; then the first
+    case of each A, B, D or scale-factor type no companion has yet (every type's special values,
+    ``generators.inputs.mma``, reach some companion: issue 15 value coverage)."""
     picked: dict[tuple, Case] = {}
-    for c in cases:
-        if c.family not in MMA_FAMILIES or c.params["kind"] == "i8" or untestable_reason(c.params):
-            continue
+    eligible = [c for c in cases if c.family in MMA_FAMILIES and c.params["kind"] != "i8"
+                and not untestable_reason(c.params)]
+    for c in eligible:
         key = (c.family, c.params["kind"], c.params["d_type"])
         best = picked.get(key)
         if best is None or (c.params["cta_group"], c.params["m"]) < (best.params["cta_group"], best.params["m"]):
             picked[key] = c
+    seen = set().union(*(_operand_types(c) for c in picked.values()))
+    for c in eligible:
+        if not _operand_types(c) <= seen:
+            picked[("type", c.case_id)] = c
+            seen |= _operand_types(c)
     return [ExecCase(c, NUMERICS) for c in picked.values()]
 
 
@@ -135,11 +147,15 @@ def check_case(xcase: ExecCase, request) -> None:
         exp = expected(case, run.inputs, numerics=numerics, mode=xcase.mode)
     except OracleError as exc:
         pytest.fail(f"§{case.section} {xcase.case_id}: expected-value step: {exc}", pytrace=False)
-    conflicts = reading_conflicts(request.config, device, case)
+    conflicts = reading_conflicts(request.config, device, case, mode=xcase.mode, numerics=numerics,
+                                  inputs=run.inputs)
     try:
         compare_case(exp, run.outputs, section_id=case.section, case_id=xcase.case_id, repro=repro)
-        if conflicts:        # the values agree, but they follow a reading this device does not
-            pytest.fail(f"§{case.section} {conflict_message(xcase.case_id, conflicts)}", pytrace=False)
+        if conflicts:
+            # The device follows another reading, but this case's data gives the same values under
+            # both: its result is right whichever reading holds, so it passes (a Fail here would be
+            # a wrong verdict, and would make a case's outcome depend on another case's run).
+            props.append(("spec_question_conflict", conflict_message(xcase.case_id, conflicts)))
         return
     except ComparisonFailure as exc:
         failure = str(exc)

@@ -6,8 +6,9 @@ first time a case of kernel K is asked for, every case of K this process is abou
 cases still queued for this pytest-xdist worker (read from the worker's own queue), or, without
 xdist, the rest of the session -- and keeps their results until their tests ask for them.
 
-Results are keyed by kernel, target and ``ptxsim.device.fault_generation()`` (simulator
-only), so a fault switched on between two cases (mutation score) always reaches the next launch.
+Results are keyed by kernel, target, ``ptxsim.device.fault_generation()`` (simulator only) and
+the source-edit generation, so a fault switched on between two cases (mutation score) or a kernel
+edited by :func:`edit_sources` (hazard score) always reaches the next launch.
 A launch that crashes or times out is rerun one case per launch so the status lands on its case.
 """
 
@@ -18,6 +19,7 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -31,6 +33,8 @@ from reference.targets import ptx_version
 MAX_BATCH = {"sim": 64, "cuda": 4096}
 KEEP_GROUPS = 8
 _PLAN: set[int] | None = None      # id() of the items a batch may take along (restrict_batches)
+_EDITS: dict[str, Callable[[str], str]] = {}   # kernel name -> PTX edit (edit_sources)
+_EDIT_GENERATION = 0
 
 
 @contextlib.contextmanager
@@ -43,6 +47,26 @@ def restrict_batches(items):
         yield
     finally:
         _PLAN = saved
+
+
+@contextlib.contextmanager
+def edit_sources(edits: dict[str, Callable[[str], str]]):
+    """Inside the block the PTX of each kernel named in ``edits`` is ``edit(ptx)`` (simulator
+    only; the hazard score deletes a synchronization instruction this way). Launch results and
+    loaded modules of another edit generation are never reused."""
+    global _EDITS, _EDIT_GENERATION
+    saved = _EDITS
+    _EDITS, _EDIT_GENERATION = dict(edits), _EDIT_GENERATION + 1
+    try:
+        yield
+    finally:
+        _EDITS, _EDIT_GENERATION = saved, _EDIT_GENERATION + 1
+
+
+def edited_source(name: str, ptx: str) -> str:
+    """``ptx`` of kernel ``name`` as the current :func:`edit_sources` block has it."""
+    edit = _EDITS.get(name)
+    return edit(ptx) if edit is not None else ptx
 
 
 @dataclass(frozen=True)
@@ -72,7 +96,7 @@ class CaseRun:
 
 @dataclass
 class _Group:
-    generation: int
+    generation: tuple[int, int]
     runs: dict[str, CaseRun] = field(default_factory=dict)
 
 
@@ -96,12 +120,13 @@ class ExecutionService:
         self.seconds = 0.0
 
     # -- keys -----------------------------------------------------------------------------------
-    def generation(self) -> int:
+    def generation(self) -> tuple[int, int]:
+        """(fault generation, source-edit generation): results of another generation are stale."""
         if self.kind != "sim":
-            return 0
+            return (0, 0)
         from ptxsim.device import fault_generation
 
-        return fault_generation()
+        return (fault_generation(), _EDIT_GENERATION)
 
     # -- what this process will run next --------------------------------------------------------
     def _build_index(self, session) -> None:
@@ -169,6 +194,11 @@ class ExecutionService:
     # -- loading --------------------------------------------------------------------------------
     def source(self, case: Case, target: str) -> tuple[str, bytes | None]:
         """(PTX text, cubin or None) of a case's kernel for ``target``."""
+        if self.kind == "sim" and case.kernel.name in _EDITS:
+            return edited_source(case.kernel.name, self.source_unedited(case, target)[0]), None
+        return self.source_unedited(case, target)
+
+    def source_unedited(self, case: Case, target: str) -> tuple[str, bytes | None]:
         key = (case.kernel.name, target)
         if key not in self.sources:
             ptx = render(case.kernel, target, case.ptx_version or ptx_version(target, case.features))
@@ -191,6 +221,10 @@ class ExecutionService:
 
     def module(self, case: Case, target: str):
         key = (case.kernel.name, target)
+        if case.kernel.name in _EDITS and self.kind == "sim":
+            key = (case.kernel.name, target, _EDIT_GENERATION)
+            for stale in [k for k in self.modules if len(k) == 3 and k[:2] == key[:2] and k != key]:
+                del self.modules[stale]
         if key not in self.modules:
             ptx, cubin = self.source(case, target)
             if self.kind == "sim":

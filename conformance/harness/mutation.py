@@ -25,6 +25,7 @@ cases reaches the second one.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import pytest
@@ -57,6 +58,45 @@ def _outcome(reports) -> str:
     return "passed"
 
 
+def run_item(item, nextitem) -> str:
+    """Run one case through pytest's own test protocol: ``passed``, ``failed`` or ``skipped``."""
+    return _outcome(run_reports(item, nextitem))
+
+
+def run_reports(item, nextitem) -> list:
+    return runtestprotocol(item, nextitem=nextitem, log=False)
+
+
+def run_baseline(items) -> tuple[list, list[tuple[str, str]]]:
+    """Run every item once: (the passing items, [(node ID, outcome) of the others])."""
+    passing, others = [], []
+    for i, item in enumerate(items):
+        outcome = run_item(item, items[i + 1] if i + 1 < len(items) else None)
+        if outcome == "passed":
+            passing.append(item)
+        else:
+            others.append((item.nodeid, outcome))
+    return passing, others
+
+
+def first_failure(session, order, around=None):
+    """Run ``order`` until a case fails (crash and timeout included): ``(item, its reports)``, or
+    None. ``around(item)``: a context manager each case runs in (e.g. its own batch)."""
+    for i, item in enumerate(order):
+        nxt = order[i + 1] if i + 1 < len(order) else None
+        with around(item) if around is not None else contextlib.nullcontext():
+            reports = run_reports(item, nxt)
+        if _outcome(reports) == "failed":
+            session._setupstate.teardown_exact(None)
+            return item, reports
+    return None
+
+
+def check_collection(session) -> None:
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        raise session.Interrupted(f"{session.testsfailed} error(s) during collection")
+
+
 class MutationPlugin:
     """Replaces pytest's run loop with the baseline + one pass per fault (module docstring)."""
 
@@ -66,24 +106,12 @@ class MutationPlugin:
         self.result = MutationResult()
         self.progress = progress or (lambda line: None)
 
-    def _run(self, session, item, nextitem) -> str:
-        reports = runtestprotocol(item, nextitem=nextitem, log=False)
-        return _outcome(reports)
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session):
-        if session.testsfailed and not session.config.option.continue_on_collection_errors:
-            raise session.Interrupted(f"{session.testsfailed} error(s) during collection")
-        items = list(session.items)
-        passing = []
+        check_collection(session)
         with override_faults(() if self.exhaustive else self.faults, probe=not self.exhaustive) as probe:
-            for i, item in enumerate(items):
-                outcome = self._run(session, item, items[i + 1] if i + 1 < len(items) else None)
-                if outcome == "passed":
-                    passing.append(item)
-                    self.result.baseline_pass.append(item.nodeid)
-                else:
-                    self.result.baseline_other.append((item.nodeid, outcome))
+            passing, self.result.baseline_other = run_baseline(list(session.items))
+        self.result.baseline_pass = [item.nodeid for item in passing]
         effects = None if self.exhaustive else probe.by_case
         impure = set() if self.exhaustive else probe.impure
         catchers: list = []                    # cases that caught a fault, most recent first
@@ -91,18 +119,13 @@ class MutationPlugin:
             every = effects is None or fault.name in impure
             cases = [it for it in passing if every or _triggers(it, fault.name, effects)]
             self.result.triggered[fault.name] = len(cases)
-            caught = None
             mine = {id(c) for c in cases}
             first = [c for c in catchers if id(c) in mine]
             seen = {id(c) for c in first}
             order = first + [item for item in cases if id(item) not in seen]
             with override_faults((fault,)), restrict_batches(order):
-                for i, item in enumerate(order):
-                    nxt = order[i + 1] if i + 1 < len(order) else None
-                    if self._run(session, item, nxt) == "failed":
-                        caught = item
-                        session._setupstate.teardown_exact(None)
-                        break
+                found = first_failure(session, order)
+            caught = found[0] if found is not None else None
             if caught is not None:
                 catchers = [caught] + [c for c in catchers if c is not caught]
             self.result.caught_by[fault.name] = caught.nodeid if caught is not None else None

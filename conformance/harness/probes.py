@@ -1,7 +1,7 @@
 """Running the probes of the spec questions on a device (docs/spec-questions.md).
 
-:func:`observe` launches a question's probe kernel (``generators.probes``) once with one case per
-reading (inputs placed as that reading says) and compares each with the expected values computed
+:func:`observe` launches a question's probe kernel (``generators.probes``) once per reading
+(inputs placed as that reading says; a launch that traps matches no reading) and compares each with the expected values computed
 under that reading. The device follows the reading(s) whose comparison passes: exactly one is the
 observation; none is "none of the known readings", reported with the raw differences. Results are
 kept per device and question for the session (the suite's cases ask for them too: a case that
@@ -42,7 +42,9 @@ class Observation:
 
     @property
     def conflict(self) -> bool:
-        return bool(self.observed) and self.observed != self.expected
+        """The device follows another *known* reading than the expected values. "None of the known
+        readings" is no conflict: the dependent cases' own comparisons decide (a faulty device)."""
+        return bool(self.observed) and self.observed not in (self.expected, NONE_OF_THEM)
 
     def summary(self) -> str:
         if self.skip:
@@ -55,8 +57,24 @@ def observe(config, device, qid: str) -> Observation:
     cache = config.stash.setdefault(_OBSERVED, {})
     key = (id(device), qid)
     if key not in cache:
+        cache[key] = None                   # in progress: a probe that depends on this one skips it
         cache[key] = _observe(config, device, qid)
     return cache[key]
+
+
+def _settled_elsewhere(config, device, qid: str, case) -> dict[str, str]:
+    """The readings this device was observed to follow on the other questions the probe case of
+    ``qid`` depends on: its inputs and expected values follow them, so that one question's probe
+    does not read another question's disagreement as its own."""
+    cache = config.stash.setdefault(_OBSERVED, {})
+    out = {}
+    for other in questions_of(case):
+        if other == qid or cache.get((id(device), other), ()) is None:
+            continue
+        seen = observe(config, device, other).observed
+        if seen and seen != NONE_OF_THEM:
+            out[other] = seen
+    return out
 
 
 def _observe(config, device, qid: str) -> Observation:
@@ -65,7 +83,8 @@ def _observe(config, device, qid: str) -> Observation:
     q = question(qid)
     base = dict(qid=qid, pick=q.pick, expected=reading(qid))
     if qid not in PROBES:
-        return Observation(observed="", skip="no probe kernel yet", **base)
+        why = q.no_probe_reason
+        return Observation(observed="", skip=f"no probe: {why}" if why else "no probe kernel yet", **base)
     if device is None or device.kind == "none":
         return Observation(observed="", skip="no device", **base)
     case = probe_case(qid)
@@ -74,23 +93,24 @@ def _observe(config, device, qid: str) -> Observation:
     target = svc.target_for(case)
     if target is None:
         return Observation(observed="", skip=f"NotSupported: needs {' or '.join(case.targets)}", **base)
-    inputs = probe_inputs(qid, case)
-    readings = list(inputs)
-    try:
-        module = svc.module(case, target)
-        outputs, status, _ = svc._launch(module, case, [(ExecCase(case), inputs[r]) for r in readings])
-    except (CaseCrash, CaseTimeout) as exc:
-        return Observation(observed=NONE_OF_THEM, raw=f"{type(exc).__name__}: {exc}"[:RAW_LIMIT], **base)
+    settled = _settled_elsewhere(config, device, qid, case)
+    with following(settled):
+        inputs = probe_inputs(qid, case)
+    module = svc.module(case, target)
     matched, raw = [], []
-    for i, r in enumerate(readings):
-        problem = check_status(case.case_id, status[i])
+    for r in inputs:          # one launch per reading: data placed for another reading may trap
+        try:
+            outputs, status, _ = svc._launch(module, case, [(ExecCase(case), inputs[r])])
+            problem = check_status(case.case_id, status[0])
+        except (CaseCrash, CaseTimeout) as exc:
+            problem = f"{type(exc).__name__}: {exc}"
         if not problem:
-            with following({qid: r}):
+            with following({**settled, qid: r}):
                 # bit for bit against the hardware model (a reading may make inputs inexact)
                 exp = expected(case, inputs[r], numerics="hardware",
                                mode=NUMERICS if case.family.startswith("mma") else SEMANTIC)
             try:
-                compare_case(exp, outputs[i], section_id=case.section, case_id=case.case_id, repro="")
+                compare_case(exp, outputs[0], section_id=case.section, case_id=case.case_id, repro="")
                 matched.append(r)
                 continue
             except ComparisonFailure as exc:
@@ -103,9 +123,10 @@ def _observe(config, device, qid: str) -> Observation:
     return Observation(observed=NONE_OF_THEM, raw="\n".join(raw)[:RAW_LIMIT], **base)
 
 
-def reading_conflicts(config, device, case) -> list[Observation]:
-    """The observations that contradict the readings ``case``'s expected values follow."""
-    return [o for o in (observe(config, device, q) for q in questions_of(case)) if o.conflict]
+def reading_conflicts(config, device, case, **context) -> list[Observation]:
+    """The observations that contradict the readings ``case``'s expected values follow
+    (``context``: ``mode``, ``numerics`` of ``generators.probes.questions_of``)."""
+    return [o for o in (observe(config, device, q) for q in questions_of(case, **context)) if o.conflict]
 
 
 def conflict_message(case_id: str, conflicts: list[Observation]) -> str:

@@ -55,7 +55,7 @@ def synthesize(case: Case, mode: str = SEMANTIC) -> CaseInputs:
         raise ValueError(f"mode numerics expects an MMA case, but got family {case.family!r}")
     if case.family == "warp.mma.sp":
         return warp_inputs(case, rng)
-    if case.family == "sync":
+    if case.family in ("sync", "sync.hazard"):
         return pattern_inputs(case, rng)
     return _MOVEMENT[case.family](case, rng)
 

@@ -16,13 +16,20 @@ and base offset fields matter (a device that drops them reads other bytes):
 * swizzled K-major tiles shorter than a swizzle row, the other half: the tile starts 16*u bytes
   into the row of an aligned pattern (base offset 0), as descriptors that step along K inside a
   swizzle atom do (CUTLASS advances the start address by the K offset).
+
+:func:`relocate` then moves half of the images up the window (``smem_dst``, a multiple of 1024,
+so base offsets and swizzle phases stay): a quarter end exactly at the buffer's end
+(``SMEM_CAPACITY``), a quarter anywhere, so every start-address bit is set by some case.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from generators.ptx import record as R
+from reference.smem_descriptor import SmemDescriptor
 from reference.smem_image import SmemImage, pack
 from reference.smem_layout import SmemLayout
 
@@ -103,6 +110,34 @@ def tile_start(staging: Staging, swizzle: str, major: str, k_run: int, rng) -> t
     if major == "K" and room >= 16:
         return block + 16 * int(rng.integers(1, room // 16 + 1)), block
     return block, block
+
+
+def high_shift(image_bytes: int, seed: int) -> int:
+    """Where (a multiple of 1024) a staged image of ``image_bytes`` goes: 0 for half the seeds, the
+    top of the buffer for a quarter, anywhere in between for the rest."""
+    top = (R.SMEM_CAPACITY - image_bytes) // PATTERN_ALIGN
+    rng = np.random.default_rng(seed)
+    draw = rng.random()
+    if top <= 0 or draw < 0.5:
+        return 0
+    return PATTERN_ALIGN * (top if draw < 0.75 else int(rng.integers(1, top + 1)))
+
+
+DESCRIPTOR_FIELDS = (("a_desc", R.FLAG_A_LBO_ABSOLUTE), ("b_desc", R.FLAG_B_LBO_ABSOLUTE),
+                     ("s_desc", R.FLAG_S_LBO_ABSOLUTE))
+
+
+def relocate(rec: dict, shift: int) -> None:
+    """Move the staged image ``shift`` bytes up: ``smem_dst`` and the descriptors' start addresses
+    (and absolute LBOs, §9.7.16.3.1.2) follow (a multiple of 1024 keeps Table 41's base offsets)."""
+    if shift % PATTERN_ALIGN:
+        raise ValueError(f"staging shift expects a multiple of {PATTERN_ALIGN}, but got {shift}")
+    rec["smem_dst"] = shift
+    for name, flag in DESCRIPTOR_FIELDS:
+        if name in rec and shift:
+            d = SmemDescriptor.decode(int(rec[name]))
+            lbo = d.leading_byte_offset + (shift if rec.get("flags", 0) & flag else 0)
+            rec[name] = replace(d, start_address=d.start_address + shift, leading_byte_offset=lbo).encode()
 
 
 def region_bytes(cells: np.ndarray) -> bytes:

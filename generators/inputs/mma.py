@@ -11,17 +11,30 @@ through the reference's writers only:
 * C in the D region: ``reference.datapath_layouts.d_placement``. The whole D region is preloaded
   (cells D does not cover hold random words), so every read-back word has a defined expected value.
 
-Tensor Memory columns (of the 512-column allocation): D 0, A 256, SFA 384, SFB 416, metadata 448.
+Tensor Memory columns (of the 512-column allocation): each MMA case places D, A, SFA, SFB and the
+metadata at its own columns (:func:`tmem_columns`: the regions in a random order with random gaps,
+so every column bit of every address is 0 in some case and 1 in another), and Layouts F and C use
+lane alignment 16 in half of their cases (§9.7.16.10.5 table); the synchronization patterns keep
+:data:`FIXED_COLUMNS` (D 0, A 256, SFA 384, SFB 416, metadata 448).
 """
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from generators.inputs import values as V
-from generators.inputs.block import PATTERN_ALIGN, InBlocks, Preloads, Staging, tile_start
+from generators.inputs.block import (
+    PATTERN_ALIGN,
+    InBlocks,
+    Preloads,
+    Staging,
+    high_shift,
+    relocate,
+    tile_start,
+)
 from generators.inputs.types import NUMERICS, CaseInputs, TmemRegion, Untestable
 from generators.ptx import record as R
 from generators.variants.common import parse_layout
@@ -33,21 +46,75 @@ from reference.errors import SpecError
 from reference.mma_qualifiers import MmaOp
 from reference.smem_choice import choose_layout
 from reference.smem_layout import element_storage
-from reference.zero_column_mask import ZeroColumnMaskDescriptor
+from reference.zero_column_mask import MAX_COLUMN_SHIFT, ZeroColumnMaskDescriptor
 
 D_COL, A_COL, SFA_COL, SFB_COL, META_COL = 0, 256, 384, 416, 448
 LANES = 128
-# disable-output-lane words (word i of n; bit b of the vector = lane b % 128 of CTA b // 128)
-DOL_PATTERNS = {"zero": lambda i, n: 0, "odd_lanes": lambda i, n: 0xAAAAAAAA,
-                "warp1": lambda i, n: 0xFFFFFFFF if i == 1 else 0,
-                "last_warp": lambda i, n: 0xFFFFFFFF if i == n - 1 else 0}
-# §9.7.16.4.3 worked examples 2 and 4 (skip 2, use 3; example 4 with start counts and shift 2)
+COLUMNS = 512                 # the kernel's allocation (§9.7.16.1: 512 columns)
+
+
+@dataclass(frozen=True)
+class TmemColumns:
+    """Columns of an MMA's Tensor Memory operands (relative to the allocation)."""
+
+    d: int = D_COL
+    a: int = A_COL
+    sfa: int = SFA_COL
+    sfb: int = SFB_COL
+    meta: int = META_COL
+
+
+FIXED_COLUMNS = TmemColumns()
+
+
+def tmem_columns(widths: dict[str, int], rng) -> TmemColumns:
+    """Disjoint columns for regions of ``widths`` ({"d", "a", "sfa", "sfb", "meta"}: columns; absent
+    = unused): the regions in a random order, the free columns split into random gaps between them."""
+    names = [n for n in ("d", "a", "sfa", "sfb", "meta") if widths.get(n)]
+    free = COLUMNS - sum(widths[n] for n in names)
+    if free < 0:
+        raise ValueError(f"Tensor Memory regions expect at most {COLUMNS} columns in all, but got {COLUMNS - free}")
+    order = [names[i] for i in rng.permutation(len(names))]
+    cuts = np.sort(rng.integers(0, free + 1, size=len(order)))
+    out, col, prev = {}, 0, 0
+    for name, cut in zip(order, cuts, strict=True):
+        col += int(cut) - prev
+        prev = int(cut)
+        out[name] = col
+        col += widths[name]
+    return replace(FIXED_COLUMNS, **out)
+
+
+def lane_alignment(op: MmaOp, rng) -> int:
+    """The lane alignment of D, A and the metadata: 0, or 16 for half the cases of Layouts F and C
+    (§9.7.16.10.5: "0 or 16"; the same for all three, §9.7.16.10.8.5)."""
+    aligns = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws).lane_alignments
+    return int(aligns[int(rng.integers(len(aligns)))])
+# disable-output-lane words (word i of n, the case's phase 0 or 1; bit b of the vector = lane b % 128
+# of CTA b // 128): every lane bit is 1 in some case and 0 in another (field coverage, issue 15)
+DOL_PATTERNS = {"zero": lambda i, n, ph: 0,
+                "alternate_lanes": lambda i, n, ph: 0x55555555 if (i + ph) % 2 else 0xAAAAAAAA,
+                "warp1": lambda i, n, ph: 0xFFFFFFFF if i == 1 else 0,
+                "last_warp": lambda i, n, ph: 0xFFFFFFFF if i == n - 1 else 0}
+# §9.7.16.4.3 worked examples 2 and 4 (skip 2, use 3; example 4 with start counts and shift 2);
+# "off" is example 1 (non-zero mask 0: an all-0 mask) with the other fields drawn per case (:func:`zcm_off`)
 ZCM = {
     "off": ZeroColumnMaskDescriptor(),
     "example2": ZeroColumnMaskDescriptor(non_zero_mask=True, skip_span=2, use_span=3),
     "example4": ZeroColumnMaskDescriptor(start_count=(0, 1, 2, 1), first_span=(1, 1, 0, 0), non_zero_mask=True,
                                          skip_span=2, use_span=3, column_shift=2),
 }
+
+
+def zcm_off(m: int, rng) -> ZeroColumnMaskDescriptor:
+    """Example 1 of §9.7.16.4.3 drawn at random: non-zero mask 0 (the mask is all 0s whatever the
+    start counts, first spans and spans say), and a column shift of 0, Table 45's maximum (16 for
+    M = 32, else 32) or between: every field's bits 0 and 1 across cases (field coverage, issue 15)."""
+    return ZeroColumnMaskDescriptor(
+        start_count=tuple(int(v) for v in rng.integers(0, 256, size=4)),
+        first_span=tuple(int(v) for v in rng.integers(0, 2, size=4)), non_zero_mask=False,
+        skip_span=int(rng.integers(0, 256)), use_span=int(rng.integers(0, 256)),
+        column_shift=int(rng.choice([0, MAX_COLUMN_SHIFT[m], int(rng.integers(1, MAX_COLUMN_SHIFT[m]))])))
 ORDERED_2_4 = np.array(sorted(SP.ORDERED_NIBBLES), dtype=np.uint8)     # never the ambiguous 0b0110
 TF32_NIBBLES = np.array(sorted(SP.TF32_NIBBLES), dtype=np.uint8)
 
@@ -66,19 +133,26 @@ class MmaLogical:
     lane_offset: int = 0
 
 
-def mma_op(p) -> MmaOp:
-    """The value-relevant qualifiers of a case (``reference.mma_qualifiers.MmaOp``)."""
+def mma_op(p, case_id: str = "") -> MmaOp:
+    """The value-relevant qualifiers of a case (``reference.mma_qualifiers.MmaOp``). The phase of the
+    ``alternate_lanes`` disable-output-lane vector and the fields of the ``off`` zero-column mask
+    come from the CRC of ``case_id`` (stable, different across cases)."""
+    seed = zlib.crc32(case_id.encode())
     neg = p["negate"]
     dol = None
     if p["dol"] is not None:
-        dol = tuple(DOL_PATTERNS[p["dol"]](i, 4 * p["cta_group"]) for i in range(4 * p["cta_group"]))
+        n = 4 * p["cta_group"]
+        dol = tuple(DOL_PATTERNS[p["dol"]](i, n, (seed >> 7) & 1) for i in range(n))
+    zcm = None
+    if p["zcm"] is not None:
+        zcm = zcm_off(p["m"], np.random.default_rng(seed)) if p["zcm"] == "off" and case_id else ZCM[p["zcm"]]
     return MmaOp(kind=p["kind"], a_type=p["a_type"], b_type=p["b_type"], d_type=p["d_type"], m=p["m"], n=p["n"],
                  sparse=p["sparse"], ws=p["ws"], cta_group=p["cta_group"], k96=p["k"] == 96,
                  scale_type=p["scale_type"], scale_vec=p["scale_vec"], a_scale_id=p["scale_ids"][0],
                  b_scale_id=p["scale_ids"][1], negate_a=neg in ("a", "ab"), negate_b=neg in ("b", "ab"),
                  saturate=p["saturate"], enable_input_d=p["enable_input_d"], scale_input_d=p["scale_input_d"] or 0,
                  ashift=p["ashift"], sparsity_selector=p["selector"], max_shift=p["max_shift"],
-                 disable_output_lane=dol, zero_column_mask=ZCM[p["zcm"]] if p["zcm"] is not None else None)
+                 disable_output_lane=dol, zero_column_mask=zcm)
 
 
 # -- logical operands ------------------------------------------------------------------------------
@@ -136,7 +210,26 @@ def logical_operands(op: MmaOp, rng, mode: str) -> MmaLogical:
     c = _accumulator(op, rng, mode)
     if mode == NUMERICS:
         a, c = _numerics_rows(op, a, c, rng)
+        a, b, c, sa, sb = _special_values(op, a, b, c, sa, sb)
     return MmaLogical(op, a, b, c, meta, sa, sb)
+
+
+def _special_values(op: MmaOp, a, b, c, sa, sb):
+    """Numerics companions: every special value class of each operand's type (``values.class_codes``:
+    +-0, subnormal, smallest and largest normal, +-Inf, NaN) from row 2 of A, C and SFA on, in
+    column 1 of B and column 2 of SFB (issue 15: value coverage; compared with the hardware model
+    bit for bit, or within the spec model's bound, NaN for NaN and Inf for Inf)."""
+    def specials(fmt):
+        return list(V.class_codes(fmt).values())
+
+    a = V.plant(a, 2 * a.shape[1], specials(op.a_type))
+    b = V.plant(b.T, b.shape[0], specials(op.b_type)).T
+    if op.d_type != "s32":
+        c = V.plant(c, 2 * c.shape[1], specials(op.d_type))
+    if sa is not None:
+        sa = V.plant(sa, 2 * sa.shape[1], specials(op.scale_type)).astype(sa.dtype)
+        sb = V.plant(sb.T, 2 * sb.shape[0], specials(op.scale_type)).T.astype(sb.dtype)
+    return a, b, c, sa, sb
 
 
 def _numerics_rows(op: MmaOp, a: np.ndarray, c: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -194,6 +287,8 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
                                continuation_address=continuation)
     except SpecError as exc:
         raise Untestable(f"no shared-memory layout for the {mn}x{k} {dtype} tile in {layout_name}: {exc}") from None
+    if swizzle == "none" and not absolute and tiles_pad(rng):
+        layout = padded_layout(layout, mn, k, rng)
     if lbo_set and major == "K" and swizzle != "none":
         # placed with that LBO: the same image under spec question Q-LBO-KSW's pick ("assumed 1"),
         # units LBO apart along K under its reading "honoured", where an LBO whose units would
@@ -208,6 +303,41 @@ def _smem_tile(staging: Staging, layout_name: str, dtype: str, kind: str, codes_
         raise Untestable(f"no LBO in 32..1008 places the {mn}x{k} {dtype} tile in {layout_name} without overlap")
     staging.place(layout, codes_mn_k)
     return layout.descriptor().encode()
+
+
+PAD_IMAGE_LIMIT = 64 * 1024       # bytes a padded tile's image may span (two tiles fit the staging buffer)
+
+
+def tiles_pad(rng) -> bool:
+    """Whether a no-swizzle tile gets a padded layout (half of them)."""
+    return bool(rng.random() < 0.5)
+
+
+def padded_layout(layout, mn: int, k: int, rng):
+    """A no-swizzle tile with strides other than the compact ones (§9.7.16.4.1: LBO and SBO are any
+    multiple of 16 below 2^18; the core matrices of §9.7.16.3.1 need not be packed), so the SBO
+    field's low and high bits are set in some case (field coverage, issue 15). Half the time the
+    8-row groups are 16-112 bytes apart beyond their 128 (SBO 144-240, LBO = SBO x groups), else the
+    K groups sit together (LBO 128) and SBO is drawn from 128 x K groups up to what fits
+    :data:`PAD_IMAGE_LIMIT` (any 14-bit SBO or LBO when the tile has one group along it: unused). The
+    packer and the reader both take the strides from the layout; a draw whose elements would
+    collide is not used."""
+    core = 128
+    groups = -(-layout.leading_byte_offset // core)          # compact LBO = 128 x (groups SBO apart)
+    kgroups = int(layout.bit_offsets(mn, k).max()) // 8 // layout.leading_byte_offset + 1   # LBO apart
+    if rng.random() < 0.5:
+        sbo = core + 16 * int(rng.integers(1, 8))
+        lbo = sbo * groups
+    else:
+        lbo = core if kgroups > 1 else 16 * int(rng.integers(8, 1 << 14))     # one group: LBO unused
+        top = (1 << 14) - 1 if groups == 1 else (PAD_IMAGE_LIMIT - core * kgroups) // (16 * (groups - 1))
+        lo = core * kgroups // 16
+        sbo = 16 * int(rng.integers(lo, max(lo, min(top, (1 << 14) - 1)) + 1))
+    out = replace(layout, leading_byte_offset=lbo, stride_byte_offset=sbo)
+    bits = out.bit_offsets(mn, k).ravel()
+    if np.unique(bits).size != bits.size or int(bits.max()) // 8 > PAD_IMAGE_LIMIT:
+        return layout
+    return out
 
 
 def _rows_by_cta(layout, lane_offset: int):
@@ -236,30 +366,31 @@ def _scale_region(codes: np.ndarray, scale_id: int, rng) -> np.ndarray:
     return cells | noise
 
 
-def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0) -> TmemRegion:
+def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0, column: int = D_COL) -> TmemRegion:
     """The D region before the MMA: C at its data-path cells, random words elsewhere."""
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     ncols = columns_used(layout, op.n)
     before = V.random_words(rng, (op.cta_group, LANES, ncols))
     where = d_placement(layout, op.n, lane_offset)
     before[where[..., 0], where[..., 1], where[..., 2]] = np.asarray(c_codes, dtype=np.uint64).astype(np.uint32)
-    return TmemRegion(D_COL, before, np.ones(before.shape, dtype=bool))
+    return TmemRegion(column, before, np.ones(before.shape, dtype=bool))
 
 
 def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, preload_a: bool = True,
-              extra_smem=None) -> tuple[dict, InBlocks, Preloads, TmemRegion]:
+              extra_smem=None, placed: bool = False) -> tuple[dict, InBlocks, Preloads, TmemRegion]:
     """Record fields, in blocks and preloads of an MMA (shared with the synchronization patterns).
 
     ``preload_a=False``: A in Tensor Memory is left to the kernel (a tcgen05.cp); ``extra_smem(staging)``
-    stages more shared memory after A and B and returns record fields.
+    stages more shared memory after A and B and returns record fields. ``placed``: Tensor Memory
+    columns from :func:`tmem_columns` (else :data:`FIXED_COLUMNS`); the lane alignment of D, A and
+    the metadata is ``logical.lane_offset``.
     """
     op = logical.op
     cg = op.cta_group
     layout = layout_for(op.m, cg, sparse=op.sparse, ws=op.ws)
     mc, nc = op.m // cg, op.n // cg
     blocks = blocks or InBlocks(cg)
-    rec: dict = {"idesc": p["idesc"], "tm_d": D_COL, "tm_a": A_COL, "tm_sfa": SFA_COL, "tm_sfb": SFB_COL,
-                 "tm_meta": META_COL, "flags": R.FLAG_ENABLE_INPUT_D if op.enable_input_d else 0}
+    rec: dict = {"idesc": p["idesc"], "flags": R.FLAG_ENABLE_INPUT_D if op.enable_input_d else 0}
     stagings = [Staging() for _ in range(cg)]
     absolute = p.get("lbo_mode") == "absolute"        # both smem operands (K-major 128B, _row_valid)
     lbo_set = p.get("lbo_mode") == "relative_lbo_set"
@@ -279,24 +410,35 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     smem = [st.padded() for st in stagings]
     rec["smem_bytes"] = max(len(s) for s in smem)
     rec["smem_src"] = blocks.add([s + b"\0" * (rec["smem_bytes"] - len(s)) for s in smem], align=1024)
-    pre = Preloads(blocks)
-    region = d_region(op, logical.c, rng, logical.lane_offset)
-    pre.add(D_COL, list(region.before))
+    relocate(rec, high_shift(rec["smem_bytes"], tile_seed + 1))
+    lane = logical.lane_offset
+    region = d_region(op, logical.c, rng, lane)
+    tmem = {"d": list(region.before)}
     if p["a_operand"] == "tmem" and preload_a:
-        pre.add(A_COL, _row_region(layout, TO.pack_a(op.kind, op.a_type, logical.a), cg, rng))
+        tmem["a"] = _row_region(layout, TO.pack_a(op.kind, op.a_type, logical.a), cg, rng, lane)
     if op.sparse:
         cells = TO.pack_metadata(op.kind, logical.meta, 0 if op.block_scaled else op.sparsity_selector,
                                  rows_per_cta=op.m // cg)
         garbage = V.random_words(rng, cells.shape)
         first, _ = TO.metadata_cells(op.kind, 0 if op.block_scaled else op.sparsity_selector)
         cells[:, :first] = garbage[:, :first]          # sub-columns the selector does not pick
-        pre.add(META_COL, _row_region(layout, cells, cg, rng))
+        tmem["meta"] = _row_region(layout, cells, cg, rng, lane)
     if op.block_scaled:
-        pre.add(SFA_COL, [_scale_region(logical.scale_a[c * mc:(c + 1) * mc], op.a_scale_id, rng) for c in range(cg)])
-        sfb = _scale_region(logical.scale_b.T, op.b_scale_id, rng)
-        pre.add(SFB_COL, [sfb] * cg)
+        tmem["sfa"] = [_scale_region(logical.scale_a[c * mc:(c + 1) * mc], op.a_scale_id, rng) for c in range(cg)]
+        parts = TO.scale_b_parts(op.n, cg)          # spec question Q-SFB-2CTA: all N in each CTA, or halves
+        sfb = [_scale_region(logical.scale_b.T[first:first + ncols], op.b_scale_id, rng) for _, first, ncols in parts]
+        tmem["sfb"] = sfb * cg if len(sfb) == 1 else sfb
+    cols = FIXED_COLUMNS
+    if placed:
+        cols = tmem_columns({k: v[0].shape[1] for k, v in tmem.items()}, rng)
+    region = replace(region, column=cols.d)
+    pre = Preloads(blocks)
+    for key, cells in tmem.items():
+        pre.add(getattr(cols, key), cells)
+    rec.update(tm_d=lane << 16 | cols.d, tm_a=lane << 16 | cols.a, tm_sfa=cols.sfa, tm_sfb=cols.sfb,
+               tm_meta=lane << 16 | cols.meta)
     rec["preload"] = pre.record()
-    rec["readback"] = [D_COL, region.ncols]
+    rec["readback"] = [cols.d, region.ncols]
     if op.disable_output_lane is not None:
         rec["dol"] = list(op.disable_output_lane)
     if op.zero_column_mask is not None:
@@ -314,11 +456,12 @@ def mma_inputs(case, rng, mode: str) -> CaseInputs:
     why = untestable_reason(p)
     if why:
         raise Untestable(why)
-    op = mma_op(p)
+    op = mma_op(p, case.case_id)
     if T.mma_k(op.kind, op.sparse, k96=op.k96) != p["k"]:
         raise Untestable(f"case K {p['k']} differs from Table 39's K for kind::{op.kind}")
     logical = logical_operands(op, rng, mode)
-    rec, blocks, _, region = place_mma(p, logical, rng)
+    logical = replace(logical, lane_offset=lane_alignment(op, rng))
+    rec, blocks, _, region = place_mma(p, logical, rng, placed=True)
     decisions = ()
     if op.sparse:
         decisions += ("sparsity metadata in Tensor Memory (reference.tmem_mma_operands)",)

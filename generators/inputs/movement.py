@@ -15,7 +15,15 @@ from __future__ import annotations
 import numpy as np
 
 from generators.inputs import values as V
-from generators.inputs.block import InBlocks, Preloads, Staging, register_bytes, tile_start
+from generators.inputs.block import (
+    InBlocks,
+    Preloads,
+    Staging,
+    high_shift,
+    register_bytes,
+    relocate,
+    tile_start,
+)
 from generators.inputs.types import CaseInputs, TmemRegion, Untestable
 from reference.smem_choice import choose_layout
 from reference.tables import ldst_registers
@@ -117,10 +125,11 @@ def stage_cp_source(stagings: list[Staging], rows: np.ndarray, swizzle: str, see
     return desc
 
 
-def _smem(blocks: InBlocks, stagings: list[Staging], rec: dict) -> None:
+def _smem(blocks: InBlocks, stagings: list[Staging], rec: dict, seed: int = 0) -> None:
     smem = [st.padded() for st in stagings]
     rec["smem_bytes"] = max(len(s) for s in smem)
     rec["smem_src"] = blocks.add([s + b"\0" * (rec["smem_bytes"] - len(s)) for s in smem], align=1024)
+    relocate(rec, high_shift(rec["smem_bytes"], seed) if rec["smem_bytes"] else 0)
 
 
 def cp_like_inputs(case, rng, *, shape: str, multicast, decompress, cta_group: int, column: int, swizzle: str,
@@ -129,8 +138,9 @@ def cp_like_inputs(case, rng, *, shape: str, multicast, decompress, cta_group: i
     rows = _cp_source_rows(shape, decompress, cta_group, rng)
     blocks = InBlocks(cta_group)
     stagings = [Staging() for _ in range(cta_group)]
-    rec = {"taddr": column, "s_desc": stage_cp_source(stagings, rows, swizzle, int(rng.integers(1 << 31)))}
-    _smem(blocks, stagings, rec)
+    seed = int(rng.integers(1 << 31))
+    rec = {"taddr": column, "s_desc": stage_cp_source(stagings, rows, swizzle, seed)}
+    _smem(blocks, stagings, rec, seed + 1)
     ncols = CP_SHAPES[shape][1] // 4
     if preload is not None:
         pre = Preloads(blocks)
@@ -175,7 +185,7 @@ def shift_inputs(case, rng) -> CaseInputs:
     before = V.random_words(rng, (cg, LANES, SHIFT_COLUMNS))
     blocks = InBlocks(cg)
     stagings = [Staging() for _ in range(cg)]
-    rec = {"taddr": p["column"]}
+    rec = {"taddr": p.get("lane", 0) << 16 | p["column"]}
     _smem(blocks, stagings, rec)
     pre = Preloads(blocks)
     pre.add(p["column"], list(before))

@@ -10,14 +10,18 @@ Pools (values, not codes; every one is exact in every operand format of its kind
 
     WIDE     +-{0.5, 1, 1.5, 2, 3}        products on the 1/4 grid, |p| <= 9
     NARROW   +-{0.5, 1, 1.5, 2}           for f16 accumulators: |sum| stays below 2^9 = 2^(11-2)
-    u8 1..7, s8 +-1..4, s4 +-1..3, u4 1..5
+    u8 0..255, s8 -128..127, u4 0..15, s4 -8..7: the full ranges (products and sums are exact in
+    the s32 accumulator), each tile holding the minimum, the maximum and zero
     scales   ue8m0 2^-1, 2^0, 2^1 (codes 126..128); ue4m3 0.5, 1, 2
 
 Subnormal values of a format are left out (0.5 is subnormal in e2m1 and e2m3: the spec model
-leaves subnormal inputs open). Zero is never drawn for A/B (the sign of an all-zero sum is the one place IEEE and the published
-hardware model differ), nor -0 for C. tf32 codes get random bits in their low 13 container bits
+leaves subnormal inputs open). Zero is never drawn for floating-point A/B (the sign of an all-zero sum is the one place IEEE and the published
+hardware model differ), nor -0 for C. tf32 codes get random bits in their low 12 container bits
 when ``tf32_noise`` is set: the format has 10 mantissa bits, the container's low 13 are not part of
-the value (shared/spec/NOTES.md item 10; ``reference.formats`` ignores them on decode).
+the value (shared/spec/NOTES.md item 10; ``reference.formats`` ignores them on decode). Bit 12 (half
+a tf32 unit) stays clear, so the value is the same under both readings of spec question
+``Q-TF32-TRUNC`` (truncated, or rounded to nearest): exact by construction either way; the probe
+of that question (``generators.probes``) sets bit 12.
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from reference import formats as F
 
 WIDE = (0.5, 1.0, 1.5, 2.0, 3.0)
 NARROW = (0.5, 1.0, 1.5, 2.0)
+TF32_HALF_UNIT = 1 << 12           # half of a tf32 unit in the last place of its f32 container
 C_GRID = 0.25                      # accumulator values: multiples of 1/4
-INT_POOLS = {"u8": (1, 7), "s8": (-4, 4), "u4": (1, 5), "s4": (-3, 3)}
+INT_POOLS = {"u8": (0, 255), "s8": (-128, 127), "u4": (0, 15), "s4": (-8, 7)}     # full ranges
 SCALE_VALUES = {"ue8m0": (0.5, 1.0, 2.0), "ue4m3": (0.5, 1.0, 2.0)}
 UE4M3_IGNORED_BIT = 0x80           # reference.formats: the sign bit of the unsigned ue4m3 is ignored
 
@@ -39,11 +44,14 @@ def is_integer_type(fmt: str) -> bool:
 
 
 def element_values(fmt: str, shape, rng: np.random.Generator, pool=WIDE) -> np.ndarray:
-    """float64 values (integers for integer types) drawn from the pool of ``fmt``, never zero."""
+    """float64 values drawn from the pool of ``fmt``: floats never zero; integers over the type's
+    full range, with its minimum, maximum and zero at seeded places of every tile of 3+ elements."""
     if fmt in INT_POOLS:
         lo, hi = INT_POOLS[fmt]
         vals = rng.integers(lo, hi + 1, size=shape)
-        return np.where(vals == 0, 1, vals).astype(np.float64)
+        if vals.size >= 3:
+            vals.flat[rng.choice(vals.size, 3, replace=False)] = (lo, hi, 0)
+        return vals.astype(np.float64)
     fmt_info = F.get_format(fmt)
     normal = [v for v in pool if v >= 2.0 ** (1 - fmt_info.bias)]    # no subnormal inputs: the spec model
     mags = rng.choice(np.asarray(normal, dtype=np.float64), size=shape)   # leaves their handling open
@@ -59,7 +67,7 @@ def element_codes(fmt: str, values, rng: np.random.Generator | None = None, *, t
         raise ValueError(f"value pool expects values exact in {fmt}, but got {bad[:4].tolist()}")
     codes = F.encode(fmt, vals).astype(np.uint64)
     if fmt == "tf32" and tf32_noise and rng is not None:
-        codes |= rng.integers(0, 1 << 13, size=codes.shape).astype(np.uint64)
+        codes |= rng.integers(0, TF32_HALF_UNIT, size=codes.shape).astype(np.uint64)
     return codes
 
 
@@ -95,3 +103,34 @@ def distinct_f32_words(rng: np.random.Generator, shape) -> np.ndarray:
     mags = np.stack([rng.permutation(np.arange(1, 4 * cols + 1))[:cols] for _ in range(rows)]).reshape(shape)
     vals = mags.astype(np.float32) * np.float32(0.375) * rng.choice(np.array([-1, 1], dtype=np.float32), size=shape)
     return vals.astype(np.float32).view(np.uint32)
+
+
+def class_codes(fmt: str) -> dict[str, int]:
+    """One code per special value class of floating-point ``fmt`` that it has (§5.2.1, §5.2.3; OCP
+    MX v1.0 §5.3): -0, the smallest subnormal, the smallest and largest normal, minus the largest,
+    +-Inf, a NaN, and +0 where the format has no sign (numerics companions, issue 15). Normal:
+    exponent field >= 1 (ue8m0: every code)."""
+    f = F.get_format(fmt)
+    if f.container_bits == 32:                 # f32 and tf32 (tf32: the value bits of its container)
+        ulp = 1 if f.mantissa_bits == 23 else 1 << 13
+        out = {"+0": 0, "-0": 0x80000000, "subnormal": ulp, "min normal": 0x00800000, "max normal": 0x7F800000 - ulp,
+               "-max normal": 0xFF800000 - ulp, "+Inf": 0x7F800000, "-Inf": 0xFF800000, "NaN": 0x7FC00000}
+        return out
+    codes, vals = F.all_values(fmt)
+    codes, vals = np.asarray(codes).astype(np.int64), np.asarray(vals, dtype=np.float64)
+    min_normal = 2.0 ** -f.bias if f.mantissa_bits == 0 else 2.0 ** (1 - f.bias)
+    finite = np.isfinite(vals)
+    picks = {"+0": (vals == 0) & ~np.signbit(vals), "-0": (vals == 0) & np.signbit(vals),
+             "subnormal": finite & (vals > 0) & (vals < min_normal),
+             "min normal": vals == min_normal, "max normal": vals == F.max_finite(fmt),
+             "-max normal": vals == -F.max_finite(fmt), "+Inf": vals == np.inf, "-Inf": vals == -np.inf,
+             "NaN": np.isnan(vals)}
+    return {name: int(codes[hit][0]) for name, hit in picks.items() if hit.any()}
+
+
+def plant(codes: np.ndarray, start: int, specials) -> np.ndarray:
+    """``codes`` with ``specials`` written at flat positions ``start, start + 1, ...`` (as many as fit)."""
+    out = np.array(codes, copy=True)
+    specials = list(specials)[:max(0, out.size - start)]
+    out.flat[start:start + len(specials)] = specials
+    return out

@@ -106,6 +106,7 @@ def _scales(p, rng) -> tuple[WarpScales, np.ndarray]:
     noise = p["scale_type"] == "ue4m3"
     a = V.scale_codes(p["scale_type"], (16, sf), rng, sign_noise=noise)
     b = V.scale_codes(p["scale_type"], (sf, 8), rng, sign_noise=noise)
+    a, b = special_scales(p["scale_type"], a, b, int(rng.integers(1 << 16)))
     ra = WB.place_scales(V.random_words(rng, 32), a, WB.scale_a_sources(sf, sel))
     rb = WB.place_scales(V.random_words(rng, 32), b, WB.scale_b_sources(sf, sel))
     return WarpScales(p["scale_type"], a, b, sel), np.stack([ra, rb], axis=1)
@@ -121,6 +122,90 @@ def _accumulator(c_type: str, satfinite: bool, pool_limit: float, rng) -> np.nda
     return V.element_codes(c_type, V.accumulator_values((16, 8), rng, limit=pool_limit))
 
 
+# rows of the 16 x 8 tile that carry special values (special_values); the column of B that is all
+# +0 (its scale factors carry the special scale values, special_scales)
+B_ROW, C_ROW, A_ROWS = 6, 7, 8
+ZERO_ROWS, ZERO_COLUMNS = (C_ROW, 14), (3, 4)
+
+
+def special_scales(scale_type: str, a: np.ndarray, b: np.ndarray, turn: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scale factors with their special value classes where they multiply only zeros (issue 15):
+    scale_A of rows ZERO_ROWS (A all +0 there) and scale_B of columns ZERO_COLUMNS (B all +0
+    there), so D = C whatever the scale (NaN scales: NaN). The classes go round the slots from
+    ``turn`` on (all of them in every case with 3 or more scale blocks)."""
+    specials = list(V.class_codes(scale_type).values())
+    a, b = a.copy(), b.copy()
+    sf = a.shape[1]
+    for i, (row, blk) in enumerate((r, j) for r in ZERO_ROWS for j in range(sf)):
+        a[row, blk] = specials[(turn + i) % len(specials)]
+    for i, (col, blk) in enumerate((c, j) for c in ZERO_COLUMNS for j in range(sf)):
+        b[blk, col] = specials[(turn + i + 1) % len(specials)]
+    return a, b
+
+
+def _nibble_with(pat: SP.SparsePattern, pool: np.ndarray, position: int, keep: bool) -> int:
+    """The first nibble of ``pool`` that keeps (``keep``) or prunes chunk ``position``."""
+    kept = SP.kept_positions(pat, pool[None, :])[0]
+    return int(pool[np.flatnonzero((kept == position).any(axis=1) == keep)[0]])
+
+
+def special_values(a_type, b_type, c_type, pat, pool, a, meta, b, c):
+    """Special value classes (``values.class_codes``) in exactly computable places (issue 15).
+
+    Float A/B: every row keeps element 0 of chunk 0 (B row 0, +-Inf and NaN in columns 5-7, so no
+    Inf meets a pruned 0: dense and gathered readings agree) and only row B_ROW keeps element 0 of
+    chunk 1 (B row k*: the finite specials, D[B_ROW] = 1 x B[k*]); rows A_ROWS.. each hold one A
+    special (max, -max, min normal, +-Inf, NaN) at their kept element of chunk 2 against a B row of
+    1s, all other A elements of those rows +0 and C 0, so D = the special; +0 and -0 in A and B among
+    the ordinary rows, -0 in C[0, 0] (added to nonzero products). C_ROW: A all +0 and the C specials,
+    so D = C (s32: its maximum and minimum); row 14 of A and columns ZERO_COLUMNS of B are all +0
+    too (their scale factors carry special values, :func:`special_scales`). Where a row or
+    column of D would be a sum of zeros only, C is made nonzero (the sign of an all-zero sum is
+    where IEEE and the hardware model differ, ``values.py``). Subnormal inputs are left out."""
+    a, meta, b, c = a.copy(), meta.copy(), b.copy(), c.copy()
+    chunk, kept = pat.chunk, pat.kept
+    floats = a_type not in V.INT_POOLS
+    if floats and meta.shape[1] >= 3:
+        meta[:, 0] = _nibble_with(pat, pool, 0, True)
+        meta[:, 1] = _nibble_with(pat, pool, 0, False)
+        meta[B_ROW, 1] = _nibble_with(pat, pool, 0, True)
+        pos = SP.kept_positions(pat, meta)                          # (16, chunks, kept)
+        one_a, one_b = V.element_codes(a_type, [1.0])[0], V.element_codes(b_type, [1.0])[0]
+        sa = {n: v for n, v in V.class_codes(a_type).items() if n not in ("+0", "-0", "subnormal")}
+        sb = V.class_codes(b_type)
+        # B row k*: finite specials seen through D[B_ROW] = 1 x B[k*]
+        a[B_ROW] = 0
+        a[B_ROW, kept + int(np.flatnonzero(pos[B_ROW, 1] == 0)[0])] = one_a
+        c[B_ROW] = 0
+        finite_b = [sb[n] for n in ("max normal", "-max normal", "min normal") if n in sb]
+        b[chunk, :len(finite_b)] = finite_b
+        # B row 0 (kept in every row): Inf and NaN in columns 5-7
+        b[0, 5:5 + len([n for n in ("+Inf", "-Inf", "NaN") if n in sb])] = [sb[n] for n in ("+Inf", "-Inf", "NaN")
+                                                                           if n in sb]
+        for i, code in enumerate(sa.values()):                        # A specials, one per row
+            r = A_ROWS + i
+            a[r] = 0
+            a[r, 2 * kept] = code
+            b[2 * chunk + pos[r, 2, 0]] = one_b
+            c[r] = 0
+        a[0, 1], a[1, 1] = V.class_codes(a_type)["-0"], 0
+        b[1, 2], b[2, 3] = sb["-0"], 0
+    one_c = V.element_codes(c_type, [1.0])[0]
+    for col in ZERO_COLUMNS:
+        b[:, col] = 0
+        c[:, col] = np.where(c[:, col] == 0, one_c, c[:, col])          # no all-zero sums
+    for row in ZERO_ROWS:
+        a[row] = 0
+        c[row] = np.where(c[row] == 0, one_c, c[row])
+    if c_type == "s32":
+        c[C_ROW, :2] = [(1 << 31) - 1, 1 << 31]
+    else:
+        sc = V.class_codes(c_type)
+        c[C_ROW, :6] = [sc[n] for n in ("max normal", "-max normal", "min normal", "+Inf", "-Inf", "NaN")]
+        c[0, 0] = sc["-0"]
+    return a, meta, b, c
+
+
 def warp_inputs(case, rng) -> CaseInputs:
     p = case.params
     kind = p["kind"]
@@ -134,6 +219,7 @@ def warp_inputs(case, rng) -> CaseInputs:
     nibbles = TF32_NIBBLES if pat.kept == 1 else (ORDERED_2_4 if p["ordered_metadata"] else ALL_DISTINCT_2_4)
     meta = rng.choice(nibbles, size=(16, k // pat.chunk))
     c = _accumulator(p["c_type"], p["satfinite"], 8.0, rng)
+    a, meta, b, c = special_values(p["a_type"], p["b_type"], p["c_type"], pat, nibbles, a, meta, b, c)
     scales, scale_regs = _scales(p, rng) if kind in WB.SCALE_VECS else (None, np.zeros((32, 0), dtype=np.uint32))
     logical = WarpLogical(p["shape"], k, p["a_type"], p["b_type"], p["c_type"], p["d_type"], a, meta, b, c,
                           p["satfinite"], pat, context, scales)

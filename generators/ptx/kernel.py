@@ -24,6 +24,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from generators.ptx import record as R
+from generators.ptx.sync_sites import delete_site
 from reference.targets import version_text
 
 WAIT_BOUND = 1 << 20          # iterations of the bounded mbarrier wait before error code 1
@@ -53,11 +54,15 @@ class KernelSpec:
     dynamic_smem: int = 0
     tmem_columns: int = 512
     ptx_version: tuple[int, int] | None = None    # forced `.version` (negative version cases)
+    #: a synchronization site deleted after rendering (``generators.ptx.sync_sites`` key): the
+    #: broken forms of the synchronization patterns (negative execution cases, issue 14)
+    without: str = field(default="", repr=False)
 
     @property
     def name(self) -> str:
         """Stable entry name: family slug + hash of the spec."""
-        digest = hashlib.sha256(repr(self).encode()).hexdigest()[:12]
+        ident = repr(self) + (f"without={self.without!r}" if self.without else "")
+        digest = hashlib.sha256(ident.encode()).hexdigest()[:12]
         slug = "".join(c if c.isalnum() else "_" for c in self.family)
         return f"tc_{slug}_{digest}"
 
@@ -139,8 +144,10 @@ def _prologue(ctx: Ctx) -> list[str]:
         "mov.u32 %spins, 0;",
         "mov.u32 %stage, 1;",
         "mov.u32 %tbase, 0;",
-        "// bad record: staging larger than the buffer",
+        "// bad record: staging past the end of the buffer",
         f"ld.global.u32 %r3, {rec('smem_bytes')};",
+        f"ld.global.u32 %r4, {rec('smem_dst')};",
+        "add.u32 %r3, %r3, %r4;",
         f"setp.gt.u32 %p1, %r3, {R.SMEM_CAPACITY};",
         f"@%p1 mov.u32 %err, {ERR_RECORD};",
         "@%p1 bra $L_status;",
@@ -202,7 +209,8 @@ def render(spec: KernelSpec, target: str, version: tuple[int, int]) -> str:
     out += ["    .shared .align 8 .b64 tc_mbar;", "    .shared .align 8 .b64 tc_mbar2;", "    .shared .align 8 .b32 tc_slot;"]
     out += [("    " + line if not line.startswith("$L") else line) for line in body]
     out.append("}")
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    return delete_site(text, spec.without) if spec.without else text
 
 
 def tmem_ops(spec: KernelSpec) -> tuple:

@@ -13,7 +13,8 @@ case record is packed the same way whatever the family::
      28  u32     flags            bit0 enable-input-d, bit1 a_desc LBO absolute, bit2 b_desc LBO
                                   absolute, bit3 s_desc LBO absolute
      32  u32     in_cta_stride    cta_group::2 kernels
-     36  u32     smem_bytes       bytes copied in_ptr + smem_src -> staging buffer (<= SMEM_CAPACITY, multiple of 16)
+     36  u32     smem_bytes       bytes copied in_ptr + smem_src -> staging buffer + smem_dst
+                                  (smem_dst + smem_bytes <= SMEM_CAPACITY, multiple of 16)
      40  u32     smem_src         byte offset of the shared-memory image in the in block (multiple of 16)
      44  u32     regs_src         byte offset of per-thread register inputs (u32 [thread][reg])
      48  u64     a_desc           shared memory descriptor of A, start (and LBO if absolute)
@@ -31,7 +32,8 @@ case record is packed the same way whatever the family::
                                   (in_offset: byte offset in the in block of [lane][column] u32)
     200  u32x4   readback         2 x {tmem_rel, ncols}: TMEM read back into out after the test
     216  u32     taddr            TMEM address of ld/st/cp/shift under test (relative)
-    220  u32     reserved         0
+    220  u32     smem_dst         byte offset in the staging buffer where the copy lands (multiple of
+                                  1024; operands placed high in the shared-memory window)
     224  u64     s_desc           source descriptor of tcgen05.cp (relative, as a_desc)
     232  u32x6   aux              family-specific extras: commit ctaMask (aux[0]); warp-level
                                   block-scale byte-id-a, thread-id-a, byte-id-b, thread-id-b (aux[0..3])
@@ -47,7 +49,8 @@ from collections.abc import Mapping
 
 RECORD_BYTES = 256
 STATUS_WORDS = 4
-SMEM_CAPACITY = 96 * 1024            # staging buffer bytes (dynamic shared memory, 1024-aligned)
+SMEM_CAPACITY = 224 * 1024           # staging buffer bytes (dynamic shared memory, 1024-aligned): with the
+                                     # alignment slack and the static mbarriers below sm_100's 227 KiB per CTA
 DYNAMIC_SMEM_BYTES = SMEM_CAPACITY + 1024   # launch with this much dynamic smem (alignment slack)
 PRELOAD_SLOTS = 6
 READBACK_SLOTS = 2
@@ -67,7 +70,7 @@ FIELDS: dict[str, tuple[int, str, int]] = {
     "tm_d": (68, "I", 1), "tm_a": (72, "I", 1), "tm_sfa": (76, "I", 1), "tm_sfb": (80, "I", 1),
     "tm_meta": (84, "I", 1), "zcm_desc": (88, "Q", 1), "dol": (96, "I", 8),
     "preload": (128, "I", 18), "readback": (200, "I", 4), "taddr": (216, "I", 1),
-    "reserved": (220, "I", 1), "s_desc": (224, "Q", 1), "aux": (232, "I", 6),
+    "smem_dst": (220, "I", 1), "s_desc": (224, "Q", 1), "aux": (232, "I", 6),
 }
 
 
@@ -80,7 +83,7 @@ def offset(name: str, index: int = 0) -> int:
 
 
 STAGING_ALIGN = 16
-STAGING_ALIGNED = ("smem_bytes", "smem_src")     # StageSmem copies with ld.global.v4 / st.shared.v4
+STAGING_ALIGNED = ("smem_bytes", "smem_src", "smem_dst")     # StageSmem copies with ld.global.v4 / st.shared.v4
 
 
 def pack_case_record(values: Mapping[str, object]) -> bytes:

@@ -52,7 +52,8 @@ def bounded_wait(label: str, mbar: str, relaxed: bool = True) -> list[str]:
 
 @dataclass(frozen=True)
 class StageSmem:
-    """Copy ``smem_bytes`` of the case's shared-memory image into the 1024-aligned staging buffer,
+    """Copy ``smem_bytes`` of the case's shared-memory image to ``smem_dst`` bytes into the 1024-aligned
+    staging buffer,
     initialise the mbarrier, make both visible to the async proxy (§9.7.16.6.5).
 
     ``bulk``: the copy is one ``cp.async.bulk`` by thread 0 in the async proxy itself (PTX ISA
@@ -76,6 +77,8 @@ class StageSmem:
             f"mov.u32 {mbar}, tc_mbar;",
             f"ld.global.u32 %r1, {rec('smem_bytes')};",
             f"ld.global.u32 %r2, {rec('smem_src')};",
+            f"ld.global.u32 %r3, {rec('smem_dst')};",
+            f"add.u32 %r3, {sbase}, %r3;",
             "cvt.u64.u32 %rd1, %r2;",
             "add.s64 %rd1, %in, %rd1;",
             f"shl.b32 {i}, %tix, 4;",
@@ -85,7 +88,7 @@ class StageSmem:
             f"cvt.u64.u32 %rd2, {i};",
             "add.s64 %rd2, %rd1, %rd2;",
             f"ld.global.v4.u32 {words}, [%rd2];",
-            f"add.u32 %r4, {sbase}, {i};",
+            f"add.u32 %r4, %r3, {i};",
             f"st.shared.v4.u32 [%r4], {words};",
             f"add.u32 {i}, {i}, {step};",
             f"bra.uni {loop};",
@@ -115,10 +118,12 @@ class StageSmem:
             "bar.sync 0;",
             f"ld.global.u32 %r1, {rec('smem_bytes')};",
             f"ld.global.u32 %r2, {rec('smem_src')};",
+            f"ld.global.u32 %r3, {rec('smem_dst')};",
+            f"add.u32 %r3, {sbase}, %r3;",
             "cvt.u64.u32 %rd1, %r2;",
             "add.s64 %rd1, %in, %rd1;",
             "@%p2 mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r5], %r1;",
-            f"@%p2 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{sbase}], [%rd1], %r1, [%r5];",
+            "@%p2 cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r3], [%rd1], %r1, [%r5];",
             *bounded_wait(ctx.label("bulk")[3:], "%r5", relaxed=False),
             _stage(2),
         ]

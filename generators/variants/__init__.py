@@ -17,7 +17,7 @@ from generators.variants import movement as _mv
 from generators.variants.common import LEVELS, check_level
 from generators.variants.mma import mma_cases
 from generators.variants.negative import negative_cases
-from generators.variants.sync import sync_cases
+from generators.variants.sync import sync_cases, sync_hazard_cases
 from generators.variants.warp_mma_sp import warp_mma_sp_cases
 
 __all__ = ["FAMILIES", "LEVELS", "cases", "family_sections"]
@@ -52,6 +52,7 @@ FAMILIES: dict[str, tuple[str, Callable[[str], list[Case]]]] = {
     "fence": ("9.7.16.11.1", _mv.fence_cases),
     "commit": ("9.7.16.12.1", _mv.commit_cases),
     "sync": ("9.7.16.6.4", sync_cases),
+    "sync.hazard": ("9.7.16.6.4", sync_hazard_cases),
     "warp.mma.sp": ("9.7.14.6.1", warp_mma_sp_cases),
 }
 

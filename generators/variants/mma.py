@@ -7,7 +7,8 @@ disable-output-lane, scale-input-d, zero-column mask, .scale_vectorsize. *Runtim
 layout, enable-input-d, negate, sparsity selector, scale-factor ids, saturate, max shift, LBO
 mode. Levels:
 
-* smoke: one case per Table-39 row (first combination, largest M, rotating N), axes from the
+* smoke: one case per Table-39 row (first combination, largest M, N rotating over the largest,
+  the smallest and the one with most N-field bits), axes from the
   group's covering array;
 * default: every Table-39 combination; the other axes pairwise (per group of Table-39 rows
   with the same kind/.ws/cta_group/sparsity/K), every covering-array row used at least once;
@@ -41,9 +42,10 @@ from reference.instr_descriptor import InstrDescriptor
 from reference.smem_choice import choose_layout
 
 COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
-# disable-output-lane masks (runtime; words in generators/inputs/mma.py): none, every odd lane,
-# lanes 32-63 of the issuing CTA, lanes 96-127 of the last CTA (the peer with cta_group::2)
-DOL_PATTERNS = ("zero", "odd_lanes", "warp1", "last_warp")
+# disable-output-lane masks (runtime; words in generators/inputs/mma.py): none, every other lane
+# (odd lanes in even words and even lanes in odd words, or the other way round, per case), lanes
+# 32-63 of the issuing CTA, lanes 96-127 of the last CTA (the peer with cta_group::2)
+DOL_PATTERNS = ("zero", "alternate_lanes", "warp1", "last_warp")
 ZCM_PATTERNS = ("off", "example2", "example4")           # zero-column masks after §9.7.16.4.3 examples
 NEGATE = ("none", "a", "b", "ab")
 KERNEL_AXES = ("a_operand", "collector", "ashift", "dol", "scale_input_d", "zcm", "scale_vec")
@@ -227,13 +229,19 @@ def covering_rows(row: T.ShapeRow) -> tuple[dict, ...]:
     return tuple({**fixed, **r} for r in rows)
 
 
+def _smoke_n(ns, i: int) -> int:
+    """N of the i-th smoke row: the largest, the smallest, then the one whose N>>3 (the instruction
+    descriptor's N field, Tables 42-44) has the most 1-bits, in turn (field coverage, issue 15)."""
+    return (ns[-1], ns[0], max(ns, key=lambda n: (bin(n >> 3).count("1"), n)))[i % 3]
+
+
 def _smoke(rows) -> list[Case]:
     """One case per Table-39 row, then one more for every kernel-axis value (per MMA family)
     the first pass missed, so every qualifier and operand form appears at least once."""
     picked: list[tuple[Base, dict]] = []
     for i, row in enumerate(rows):
         combos = T.TYPE_COMBOS[row.kind]
-        base = Base(row, combos[i % len(combos)], row.m[-1], row.n[-1] if i % 2 == 0 else row.n[0])
+        base = Base(row, combos[i % len(combos)], row.m[-1], _smoke_n(row.n, i))
         ca = covering_rows(row)
         for j in range(len(ca)):
             r = ca[(i + j) % len(ca)]

@@ -20,7 +20,14 @@ ALLOC_NCOLS = (32, 64, 128, 256, 512)        # "power of 2 ... within the range 
 CP_SHAPES = (("128x256b", None), ("4x256b", None), ("128x128b", None), ("64x128b", "warpx2::02_13"),
              ("64x128b", "warpx2::01_23"), ("32x128b", "warpx4"))   # §9.7.16.9.2: 64x128b/32x128b need these
 CP_DECOMPRESS = (None, "b6x16_p32", "b4x16_p64")
-TMEM_COLUMNS = (0, 64, 128, 200)
+# taddr columns of ld/st/cp cases: between them every column bit 0-8 is 0 and 1 (field coverage, issue 15)
+TMEM_COLUMNS = (0, 87, 128, 200, 310, 455)
+# lane offsets of 16-lane ld/st shapes inside the warp's 32-lane quarter (§9.7.16.8.1: the 16 lanes
+# must stay in it; no alignment is stated): 0 and 16, and 5 and 10 so that lane bits 0-3 are set too
+LANE_OFFSETS_16 = (0, 16, 5, 10)
+# (column, lane) of the shift cases: the first two set complementary column bits (341 + 170 = 511)
+# and lanes 0 and 96 (§9.7.16.9.3: lane aligned to 32; 8 columns in bounds)
+SHIFT_PLACES = ((341, 0), (170, 96), (0, 32), (455, 64))
 
 
 def _pick(level: str, items: list, every: int, key=None) -> list:
@@ -65,7 +72,7 @@ def _ldst_shapes(op: str, red: bool = False):
 def _runtime(i: int, shape: str, width: int = 1) -> dict:
     """Lane base and TMEM column of case i: the columns cycle, skipping one where the
     instruction's ``width`` columns would pass the last column (§9.7.16.1: 512 columns)."""
-    lane = 16 if (shape.startswith("16x") and i % 2) else 0
+    lane = LANE_OFFSETS_16[i % len(LANE_OFFSETS_16)] if shape.startswith("16x") else 0
     cols = [TMEM_COLUMNS[(i + j) % len(TMEM_COLUMNS)] for j in range(len(TMEM_COLUMNS))]
     return {"column": next((c for c in cols if c + width <= COLUMNS), 0), "lane_offset": lane}
 
@@ -147,11 +154,12 @@ def cp_cases(level: str) -> list[Case]:
 
 def shift_cases(level: str) -> list[Case]:
     out = []
-    for cg, example in _pick(level, [(1, False), (2, False), (1, True), (2, True)], 2):
+    for i, (cg, example) in enumerate(_pick(level, [(1, False), (2, False), (1, True), (2, True)], 2)):
         instr = M.shift_instruction(cg, example)
         cid = instr.split(" ")[0] + (".example_order" if example else "")
+        column, lane = SHIFT_PLACES[i % len(SHIFT_PLACES)]
         out.append(make_case(cid, "shift", "9.7.16.9.3", M.shift_kernel(instr, cg),
-                             Params.of(cta_group=cg, example_order=example, column=0),
+                             Params.of(cta_group=cg, example_order=example, column=column, lane=lane),
                              rule="§9.7.16.9.3 syntax" + (" (order of the examples, NOTES.md item 6)" if example else ""),
                              note="example spelling order accepted by ptxas" if example else ""))
     return out

@@ -16,7 +16,7 @@ from conformance.harness.oracles.common import FULL, LANES, Expected, piece, reg
 from reference.tmem import TensorMemory, TmemAddress
 from reference.tmem_cp import cp as tmem_cp
 from reference.tmem_fragments import fragment_map, ld, ld_red, st
-from reference.tmem_shift import SHIFT_UNDEFINED_ROWS, shift_down
+from reference.tmem_shift import shift_down, undefined_rows
 
 WARPS = 4
 
@@ -120,10 +120,11 @@ def shift_expected(case, inputs, spec, numerics, mode) -> Expected:
     region = inputs.logical["region"]
     cg = case.params["cta_group"]
     mems = tuple(_memory(region, c) for c in range(cg))
-    shift_down(mems if cg == 2 else mems[0], TmemAddress(0, region.column), cta_group=cg)
+    lane = case.params.get("lane", 0)
+    shift_down(mems if cg == 2 else mems[0], TmemAddress(lane, region.column), cta_group=cg)
     after = np.stack([m.cells[:, region.column:region.column + region.ncols] for m in mems])
     undefined = np.zeros(after.shape, dtype=bool)
-    undefined[:, list(SHIFT_UNDEFINED_ROWS), :] = True
+    undefined[:, [lane + r for r in undefined_rows()], :] = True     # row 0 unless Q-SHIFT-ROW0's reading was chosen
     sec = region_sections("TMEM after shift", piece(case.kernel, inputs.record, "region"), inputs.out_words, after,
                           region.known, exclude=undefined)
     return Expected([sec], inputs.decisions)

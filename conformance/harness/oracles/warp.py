@@ -20,6 +20,7 @@ from reference import sparsity as SP
 from reference import warp_mma_fragments as WF
 
 S32_MIN, S32_MAX = -(1 << 31), (1 << 31) - 1
+QUIET_F16 = 0x7E00            # f16 exponent all ones and the quiet bit: every quiet NaN has them
 
 
 def warp_d(lg) -> np.ndarray:
@@ -39,16 +40,27 @@ def warp_d(lg) -> np.ndarray:
         elif exact.min() < S32_MIN or exact.max() > S32_MAX:
             raise OracleError("warp-level integer mma.sp without .satfinite overflows s32 on these inputs")
         return F.encode("s32", exact).astype(np.uint64)
-    value = a @ b + c
-    if not F.is_representable(lg.d_type, value).all():
+    with np.errstate(invalid="ignore"):          # Inf x 0, Inf - Inf: NaN, as IEEE 754 says
+        value = (a[:, :, None] * b[None, :, :]).sum(axis=1) + c
+    finite = np.isfinite(value)
+    if not F.is_representable(lg.d_type, np.where(finite, value, 0.0)).all():
         raise OracleError(f"warp-level mma.sp result not exact in {lg.d_type}: inputs are not exact by construction")
     return F.encode(lg.d_type, value).astype(np.uint64)
 
 
 def warp_expected(case, inputs, spec, numerics, mode) -> Expected:
     lg = inputs.logical["warp"]
-    regs = WF.scatter(WF.cd_fragment(16 if lg.d_type == "f16" else 32), warp_d(lg))
+    d = warp_d(lg)
+    frag = WF.cd_fragment(16 if lg.d_type == "f16" else 32)
     out = piece(case.kernel, inputs.record, "registers")
     value_type = {"f32": "f32", "s32": "s32", "f16": "u32"}[lg.d_type]
-    return Expected([register_section("D registers", out, inputs.out_words, regs, FULL, value_type=value_type)],
-                    inputs.decisions)
+    nan = F.is_nan_code(lg.d_type, d) if lg.d_type != "s32" else np.zeros(d.shape, dtype=bool)
+    mask, nan_any = FULL, None
+    if lg.d_type == "f32" and nan.any():                     # any NaN stands for a NaN result
+        nan_any = WF.scatter(frag, nan.astype(np.uint64)) != 0
+    if lg.d_type == "f16" and nan.any():                     # two halves a register: compare a NaN half's
+        d = np.where(nan, QUIET_F16, d)                      # exponent and quiet bit only (any quiet NaN)
+        mask = WF.scatter(frag, np.where(nan, QUIET_F16, 0xFFFF).astype(np.uint64))
+    regs = WF.scatter(frag, d)
+    return Expected([register_section("D registers", out, inputs.out_words, regs, mask, value_type=value_type,
+                                      nan_any=nan_any)], inputs.decisions)

@@ -1,0 +1,207 @@
+"""Kernel mutation score of the hazard checker (issue 14): delete each synchronization step.
+
+One pytest session (in-process) collects the execution tier with ``--device sim`` (hazard checker
+on, the simulator's default); :class:`HazardScorePlugin` then takes over the run loop:
+
+1. the cases are grouped by kernel (execution cases: the kernel is keyed by instruction
+   spelling; other items can name a kernel with ``@pytest.mark.hazard_kernel(name, ptx)`` and
+   read their PTX through :func:`conformance.harness.execute_batch.edited_source`); every case
+   runs once unchanged, and the cases that do not pass are left out;
+2. for each kernel, each synchronization site of its PTX (``generators.ptx.sync_sites``) is
+   deleted in turn (:func:`conformance.harness.execute_batch.edit_sources`) and the kernel's
+   passing cases run, one case per launch, until one fails: a hazard, a mismatch, a timeout or a
+   crash *catches* the deletion. The case that caught the previous deletion of the kernel runs
+   first. A site that :func:`generators.ptx.sync_redundancy.redundancy` proves redundant is not run
+   (``run_redundant=True`` runs it too) and is reported with its reason;
+3. each surviving deletion runs its kernel's cases once more with the site replaced by ``trap;``:
+   when none traps, no case ever reaches the site, and the survivor says so ("not reached").
+
+Cases run through pytest's own test protocol and the mutation score's run loop
+(:mod:`conformance.harness.mutation`), i.e. the very harness code of the execution tier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from functools import partial
+
+import pytest
+
+from conformance.harness.execute_batch import _exec_case, edit_sources, restrict_batches
+from conformance.harness.mutation import check_collection, first_failure, run_baseline
+from generators.ptx.kernel import render
+from generators.ptx.sync_redundancy import redundancy
+from generators.ptx.sync_sites import delete_site, sync_sites, trap_site
+from reference.targets import ptx_version
+
+#: families whose cases are broken on purpose (negative execution cases): nothing to delete
+NEGATIVE_FAMILIES = ("sync.hazard",)
+MARK = "hazard_kernel"
+
+
+@dataclass
+class Deletion:
+    """One deleted site of one kernel and what became of it."""
+
+    kernel: str
+    instruction: str
+    key: str
+    where: str                      # the site: kind (step) at line N: `text`
+    caught_by: str | None = None    # node ID of the first failing case
+    how: str = ""                   # hazard / timeout / crash / mismatch
+    redundant: str | None = None    # the analysis' reason, when provably redundant
+    ran: int = 0                    # cases run with the site deleted
+    reached: bool | None = None     # survivors: whether some case executes the site (trap probe)
+
+    @property
+    def scored(self) -> bool:
+        """Counted in ``caught X/Y``: every deletion except provably redundant survivors."""
+        return self.caught_by is not None or self.redundant is None
+
+
+@dataclass
+class HazardResult:
+    deletions: list[Deletion] = field(default_factory=list)
+    baseline_pass: int = 0
+    baseline_other: list[tuple[str, str]] = field(default_factory=list)
+    kernels: int = 0
+    unscored_kernels: list[str] = field(default_factory=list)    # kernels none of whose cases pass
+
+    def to_json(self) -> dict:
+        return {"deletions": [asdict(d) for d in self.deletions], "baseline_pass": self.baseline_pass,
+                "baseline_other": self.baseline_other, "kernels": self.kernels,
+                "unscored_kernels": self.unscored_kernels}
+
+    @classmethod
+    def from_json(cls, data: dict) -> HazardResult:
+        return cls([Deletion(**d) for d in data["deletions"]], data["baseline_pass"],
+                   [tuple(o) for o in data["baseline_other"]], data["kernels"], data["unscored_kernels"])
+
+    def merge(self, other: HazardResult) -> None:
+        self.deletions += other.deletions
+        self.baseline_pass += other.baseline_pass
+        self.baseline_other += other.baseline_other
+        self.kernels += other.kernels
+        self.unscored_kernels += other.unscored_kernels
+
+    @property
+    def caught(self) -> int:
+        return sum(d.caught_by is not None for d in self.deletions)
+
+    @property
+    def scored(self) -> int:
+        return sum(d.scored for d in self.deletions)
+
+
+@dataclass(frozen=True)
+class KernelUnderTest:
+    name: str
+    instruction: str
+    ptx: str
+
+
+def kernel_of(item) -> KernelUnderTest | None:
+    """The kernel an item runs: its execution case's kernel, or its ``hazard_kernel`` mark."""
+    xc = _exec_case(item)
+    if xc is not None:
+        case = xc.case
+        if case.family in NEGATIVE_FAMILIES:
+            return None
+        target = case.targets[0]            # site keys do not depend on the target (sync_sites)
+        ptx = render(case.kernel, target, case.ptx_version or ptx_version(target, case.features))
+        return KernelUnderTest(case.kernel.name, case.kernel.instruction, ptx)
+    mark = item.get_closest_marker(MARK)
+    if mark is not None:
+        name, ptx = mark.args[:2]
+        return KernelUnderTest(name, mark.kwargs.get("instruction", name), ptx)
+    return None
+
+
+def _message(report) -> str:
+    crash = getattr(report.longrepr, "reprcrash", None)
+    return crash.message if crash is not None else str(report.longrepr)
+
+
+def failure_kind(reports) -> str:
+    """hazard / timeout / crash / mismatch, read from the failing report's text."""
+    text = "\n".join(_message(r) for r in reports if r.failed)
+    if "HazardError" in text:
+        return "hazard"
+    if "CaseTimeout" in text or "timed out" in text or "Livelock" in text:
+        return "timeout"
+    if "CaseCrash" in text or "Error" in text.split(":", 1)[0]:
+        return "crash"
+    return "mismatch"
+
+
+class HazardScorePlugin:
+    """Replaces pytest's run loop with the baseline + one pass per deleted site (module docstring)."""
+
+    def __init__(self, progress=None, shard: tuple[int, int] = (1, 1), run_redundant: bool = False) -> None:
+        self.progress = progress or (lambda line: None)
+        self.shard = shard
+        self.run_redundant = run_redundant
+        self.result = HazardResult()
+
+    def _kernels(self, items) -> list[tuple[KernelUnderTest, list]]:
+        groups: dict[str, tuple[KernelUnderTest, list]] = {}
+        for item in items:
+            k = kernel_of(item)
+            if k is not None:
+                groups.setdefault(k.name, (k, []))[1].append(item)
+        index, count = self.shard
+        return [g for i, g in enumerate(groups.values()) if i % count == index - 1]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session):
+        check_collection(session)
+        kernels = self._kernels(session.items)
+        items = [it for _, its in kernels for it in its]
+        passing, self.result.baseline_other = run_baseline(items)
+        self.result.baseline_pass = len(passing)
+        ok = {id(it) for it in passing}
+        self.result.kernels = len(kernels)
+        for kernel, its in kernels:
+            mine = [it for it in its if id(it) in ok]
+            if not mine:
+                self.result.unscored_kernels.append(kernel.name)
+                continue
+            self.progress(f"kernel {kernel.name}: {kernel.instruction[:100]} ({len(mine)} passing case(s))")
+            self._score_kernel(session, kernel, mine)
+        return True
+
+    def _score_kernel(self, session, kernel: KernelUnderTest, cases: list) -> None:
+        text = kernel.ptx.split("\n")
+        for site in sync_sites(kernel.ptx):
+            d = Deletion(kernel.name, kernel.instruction, site.key, site.describe(text),
+                         redundant=redundancy(kernel.ptx, site))
+            if d.redundant is None or self.run_redundant:
+                with edit_sources({kernel.name: partial(delete_site, key=site.key)}):
+                    found = first_failure(session, cases, around=lambda it: restrict_batches([it]))
+                d.ran = len(cases) if found is None else cases.index(found[0]) + 1
+                if found is not None:
+                    d.caught_by, d.how = found[0].nodeid, failure_kind(found[1])
+                    cases = [found[0]] + [c for c in cases if c is not found[0]]
+                else:
+                    with edit_sources({kernel.name: partial(trap_site, key=site.key)}):
+                        d.reached = first_failure(session, cases, around=lambda it: restrict_batches([it])) is not None
+            self.result.deletions.append(d)
+            self.progress(line(d))
+
+
+def line(d: Deletion) -> str:
+    if d.caught_by:
+        return f"caught   {d.kernel} {d.key}  by {d.caught_by} ({d.how})"
+    if d.redundant:
+        return f"survived {d.kernel} {d.where}  -- redundant: {d.redundant}"
+    if d.reached is False:
+        return f"survived {d.kernel} {d.where}  (not reached: none of the {d.ran} case(s) executes it)"
+    return f"survived {d.kernel} {d.where}  (ran in {d.ran} case(s); none fails; not provably redundant)"
+
+
+def hazard_score(pytest_args: list[str], progress=None, shard=(1, 1),
+                 run_redundant: bool = False) -> tuple[int, HazardResult]:
+    """Run the session; (pytest exit code, result)."""
+    plugin = HazardScorePlugin(progress, shard, run_redundant)
+    code = pytest.main(pytest_args, plugins=[plugin])
+    return int(code), plugin.result

@@ -1,0 +1,226 @@
+"""When deleting a synchronization site provably changes nothing (issue 14, hazard score).
+
+:func:`redundancy` returns a one-line reason when the site (``generators.ptx.sync_sites``) is
+redundant by one of the small textual analyses below, else None. Each analysis is deliberately
+narrow and sound only for what it states; "not provably redundant" is the default.
+
+Loops: an analysis that reasons about "before" or "after" a site in text order holds only when no
+branch after the site goes back to a label before it (:func:`in_loop`), since then program order
+and text order agree around the site.
+
+* ``wait::ld`` / ``wait::st`` (§9.7.16.6.2.1.2): the kernel has no ``tcgen05.ld`` (``.st``) at
+  all; or the nearest tcgen05 instruction before it in straight-line code (no label or branch
+  between) is the same wait, so no access was issued in between; or the very next instruction
+  is the same wait.
+* ``fence::before_thread_sync`` (§9.7.16.6.3): no tcgen05 operation before it (nothing to order);
+  or the very next instruction is the same fence.
+* ``fence::after_thread_sync`` (§9.7.16.6.3): no tcgen05 operation after it; or the instruction
+  right before it is the same fence; or another after-fence follows in straight-line code before
+  any tcgen05 operation (it orders what follows it after every earlier synchronization).
+* ``fence.proxy.async`` (§9.7.16.6.5): no async-proxy access of shared memory after it
+  (``tcgen05.mma``, ``tcgen05.cp``, ``cp.async.bulk``, ``cp.reduce.async.bulk``), or no
+  generic-proxy write that may reach shared memory before it (any ``st``/``atom``/``red`` not
+  to ``.global``/``.local``/``.param``, ``stmatrix``, non-bulk ``cp.async``, ``mbarrier.init``).
+* ``bar.sync`` / cluster barrier: nothing after it but register arithmetic, branches and the
+  exit: no memory access, tcgen05 or synchronization instruction to order. A ``bar.sync`` right
+  before an aligned cluster barrier (arrive + wait): that barrier synchronizes the CTA's threads
+  too. A ``bar.sync`` followed by the same barrier with nothing between that touches memory it
+  orders (:func:`_next_barrier`).
+* ``tcgen05.commit`` and wait loops: never (a commit is what a later wait waits for; a wait loop
+  is what orders an asynchronous completion).
+"""
+
+from __future__ import annotations
+
+import re
+
+from generators.ptx import sync_sites as S
+
+TCGEN05_OPS = ("tcgen05.ld", "tcgen05.st", "tcgen05.mma", "tcgen05.cp", "tcgen05.shift", "tcgen05.alloc",
+               "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit", "tcgen05.commit")
+ASYNC_PROXY_SMEM = ("tcgen05.mma", "tcgen05.cp", "cp.async.bulk", "cp.reduce.async.bulk")
+GENERIC_WRITES = ("st.", "stmatrix", "atom.", "red.", "cp.async.ca", "cp.async.cg", "mbarrier.init")
+NOT_SHARED = ("st.global", "st.local", "st.param", "atom.global", "red.global")
+_REGISTER_ONLY = ("mov", "add", "sub", "mul", "mad", "and", "or", "xor", "not", "shl", "shr", "setp", "selp", "cvt",
+                  "bra", "ret", "exit", "min", "max", "neg", "abs")
+
+
+def _ops(lines: list[str]) -> list[tuple[int, str]]:
+    return [(i, op) for i, ln in enumerate(lines) if (op := S.statement(ln))]
+
+
+def in_loop(lines: list[str], i: int) -> bool:
+    """Whether a branch after line ``i`` goes back to a label at or before it."""
+    labels = {name: j for j, ln in enumerate(lines) if (name := S.label_of(ln)) is not None}
+    return any((t := S.branch_target(ln)) in labels and labels[t] <= i for ln in lines[i + 1:])
+
+
+def _generic_smem_write(op: str) -> bool:
+    """A generic-proxy store that may reach shared memory (generic addressing counts)."""
+    return op.startswith(GENERIC_WRITES) and not op.startswith(NOT_SHARED)
+
+
+def _is_tcgen05(op: str) -> bool:
+    return op.startswith(TCGEN05_OPS)
+
+
+def _neighbour(lines: list[str], i: int, step: int) -> str | None:
+    """The instruction right before (step -1) or after (+1) line ``i`` in straight-line code."""
+    j = i + step
+    while 0 <= j < len(lines):
+        if S.label_of(lines[j]) is not None:
+            return None
+        op = S.statement(lines[j])
+        if op:
+            return op
+        j += step
+    return None
+
+
+def _same(op: str | None, kind: str) -> bool:
+    return op is not None and op.startswith(kind)
+
+
+def _wait(lines: list[str], site: S.SyncSite) -> str | None:
+    access = "tcgen05.ld" if site.kind == S.WAIT_LD else "tcgen05.st"
+    ops = _ops(lines)
+    if not any(op.startswith(access + ".") for _, op in ops):
+        return f"the kernel has no {access}: nothing to wait for"
+    i = site.lines[0]
+    j = i - 1
+    while j >= 0 and S.label_of(lines[j]) is None:
+        op = S.statement(lines[j])
+        if op and (S.branch_target(lines[j]) is not None):
+            break
+        if op and _is_tcgen05(op):
+            break
+        if _same(op, site.kind):
+            return f"follows the {site.kind} of line {j + 1} with no {access} between: nothing new to wait for"
+        j -= 1
+    if _same(_neighbour(lines, i, +1), site.kind):
+        return f"the next instruction is the same {site.kind}, which waits for everything this one does"
+    return None
+
+
+def _before(lines: list[str], site: S.SyncSite) -> str | None:
+    i = site.lines[0]
+    if not in_loop(lines, i) and not any(_is_tcgen05(op) for j, op in _ops(lines) if j < i):
+        return "no tcgen05 operation precedes it: nothing to order before the thread synchronization"
+    if _same(_neighbour(lines, i, +1), S.BEFORE):
+        return "the next instruction is the same fence"
+    return None
+
+
+def _after(lines: list[str], site: S.SyncSite) -> str | None:
+    i = site.lines[0]
+    if not in_loop(lines, i) and not any(_is_tcgen05(op) for j, op in _ops(lines) if j > i):
+        return "no tcgen05 operation follows it: nothing to order after the thread synchronization"
+    if _same(_neighbour(lines, i, -1), S.AFTER):
+        return "the instruction before it is the same fence"
+    for j in range(i + 1, len(lines)):                 # straight-line code up to the next after-fence
+        op = S.statement(lines[j])
+        if S.label_of(lines[j]) is not None or S.branch_target(lines[j]) is not None or op.startswith(("ret", "exit")):
+            return None
+        if op.startswith(S.AFTER):
+            return (f"another fence::after_thread_sync follows at line {j + 1} before any tcgen05 operation: it orders "
+                    "everything after it behind every synchronization before it, this one's included")
+        if _is_tcgen05(op):
+            return None
+    return None
+
+
+def _proxy(lines: list[str], site: S.SyncSite) -> str | None:
+    i = site.lines[0]
+    if in_loop(lines, i):
+        return None
+    ops = _ops(lines)
+    if not any(op.startswith(ASYNC_PROXY_SMEM) for j, op in ops if j > i):
+        return "no async-proxy access of shared memory (tcgen05.mma/cp, bulk copy) follows it"
+    if not any(_generic_smem_write(op) for j, op in ops if j < i):
+        return "no generic-proxy write of shared memory precedes it"
+    return None
+
+
+def _barrier(lines: list[str], site: S.SyncSite) -> str | None:
+    i = site.lines[-1]
+    if in_loop(lines, i):
+        return None
+    later = [op for j, op in _ops(lines) if j > i and op not in ("{", "}") and not op.startswith(".")]
+    if all(_register_only(op) or op.startswith(("ret", "exit")) for op in later):
+        return "only register arithmetic, branches and the exit follow it: nothing to order"
+    nxt = _neighbour(lines, i, +1)
+    if site.kind == S.BAR and nxt is not None and nxt.startswith("barrier.cluster.arrive") and ".aligned" in nxt:
+        j = next(k for k in range(i + 1, len(lines)) if S.statement(lines[k]) == nxt)
+        if (_neighbour(lines, j, +1) or "").startswith("barrier.cluster.wait"):
+            return ("a cluster barrier (arrive + wait) follows directly: it synchronizes every thread of the cluster, "
+                    "this CTA's included")
+    return _next_barrier(lines, site)
+
+
+def _register_only(op: str) -> bool:
+    return re.split(r"[.\s;]", op)[0] in _REGISTER_ONLY and not op.startswith(("ret", "exit"))
+
+
+def _symbol_of(lines: list[str], j: int, reg: str) -> str | None:
+    """The symbol ``reg`` holds at line ``j``: the last ``mov.u32 reg, SYMBOL;`` before it in
+    straight-line code (None when it comes from anything else)."""
+    for k in range(j - 1, -1, -1):
+        if S.label_of(lines[k]) is not None:
+            return None
+        m = re.match(rf"^mov\.u(32|64)\s+{re.escape(reg)}\s*,\s*([A-Za-z_]\w*)\s*;", S.statement(lines[k]))
+        if m:
+            return m.group(2)
+        if re.search(rf"^\S+\s+{re.escape(reg)}\s*,", S.statement(lines[k])):
+            return None
+    return None
+
+
+def _next_barrier(lines: list[str], site: S.SyncSite) -> str | None:
+    """The same barrier follows, every thread reaches it (forward branches landing before it, no
+    exit), and nothing between touches memory but ``tcgen05.alloc``/``relinquish_alloc_permit`` at a
+    symbol the kernel does not name before the site (and no tcgen05 operation precedes the site):
+    the later barrier orders everything this one did."""
+    first = S.statement(lines[site.lines[0]])
+    if site.kind != S.BAR:
+        return None
+    i = site.lines[-1]
+    before = " ".join(op for k, op in _ops(lines) if k < site.lines[0] and not op.startswith("."))  # not declarations
+    targets = []
+    for j in range(i + 1, len(lines)):
+        op = S.statement(lines[j])
+        if not op or S.label_of(lines[j]) is not None:
+            continue
+        if op == first:
+            if all(t in _labels_between(lines, i, j) for t in targets) and not in_loop(lines, j):
+                return (f"the same barrier follows at line {j + 1} and nothing between touches memory this one "
+                        "orders: every thread reaches it first")
+            return None
+        if (t := S.branch_target(lines[j])) is not None:
+            targets.append(t)
+            continue
+        if _register_only(op) or op.startswith(("tcgen05.fence::", "fence.proxy.async")):
+            continue
+        if op.startswith(("tcgen05.alloc", "tcgen05.relinquish_alloc_permit")):
+            if any(_is_tcgen05(o) for k, o in _ops(lines) if k < site.lines[0]):
+                return None
+            addr = re.search(r"\[(%\w+)\]", op)
+            sym = _symbol_of(lines, j, addr.group(1)) if addr else "-"
+            if addr and (sym is None or re.search(rf"\b{sym}\b", before)):
+                return None
+            continue
+        return None
+    return None
+
+
+def _labels_between(lines: list[str], i: int, j: int) -> set[str]:
+    return {name for k in range(i + 1, j) if (name := S.label_of(lines[k])) is not None}
+
+
+_ANALYSES = {S.WAIT_LD: _wait, S.WAIT_ST: _wait, S.BEFORE: _before, S.AFTER: _after, S.PROXY: _proxy,
+             S.BAR: _barrier, S.CLUSTER: _barrier}
+
+
+def redundancy(ptx: str, site: S.SyncSite) -> str | None:
+    """Why deleting ``site`` from ``ptx`` provably changes nothing, or None (module docstring)."""
+    analysis = _ANALYSES.get(site.kind)
+    return analysis(ptx.split("\n"), site) if analysis else None

@@ -1,0 +1,648 @@
+"""The hazard checker: synchronization rules of §9.7.16.6 and of the async proxy, enforced.
+
+The simulator itself is sequentially consistent, so a kernel that forgets a wait or a fence can
+still compute the right answer in it.  With ``SimDevice(hazards=True)`` (the default) every batch
+machine carries a :class:`Hazards` (``machine.hz``; ``None`` when off, and then nothing here runs)
+that keeps shadow state next to the simulated memories and raises :class:`~ptxsim.errors.HazardError`
+the moment a kernel relies on an ordering the PTX ISA does not give it.  Each error names both PTX
+lines, the threads and the rule (id and section); docs/sim.md "Hazard checker" lists the rules and
+the conservative choices made where the spec is silent.
+
+Happens-before across threads is tracked with vector clocks over the threads of a cluster
+(synchronization never leaves a cluster): ``vc[t, u]`` is the latest epoch of thread ``u`` (its
+cluster-local index) that thread ``t`` has synchronized with.  A thread's own epoch advances at
+each release it performs (an mbarrier arrival, a ``tcgen05.commit``, a ``bar``/``barrier.cluster``
+arrival, ``tcgen05.fence::before_thread_sync``); an event of thread ``u`` stamped with epoch ``e``
+is ordered before thread ``t``'s current instruction when ``vc[t, u] >= e``.  tcgen05 operations
+need more than that (§9.7.16.6.3): a second clock ``vt`` only moves through the
+``fence::before_thread_sync`` -> synchronization -> ``fence::after_thread_sync`` pattern (and
+through ``tcgen05.commit``, which performs the before-fence implicitly, §9.7.16.6.4.2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ptxsim.errors import HazardError, where
+
+SEC_PIPE = "9.7.16.6.2.1.2"          # tcgen05.ld/st -> tcgen05.wait
+SEC_REG = "9.7.16.6.4.5"             # register dependencies, same thread
+SEC_SYNC = "9.7.16.6.3"              # tcgen05.fence::before/after_thread_sync
+SEC_MBAR = "9.7.16.6.2.1.1"          # mbarrier based completion
+SEC_PROXY = "9.7.16.6.5"             # shared memory accesses in the async proxy
+SEC_ALLOC = "9.7.16.7.1"
+
+
+def _threads(m, idx) -> str:
+    """A few threads as ``thread(s) (CTA:tid) C:I, ...``."""
+    idx = np.atleast_1d(np.asarray(idx)).tolist()
+    head = ", ".join(f"{int(m.cta_of[t])}:{int(m.tid_of[t])}" for t in idx[:4])
+    more = f" and {len(idx) - 4} more" if len(idx) > 4 else ""
+    return f"thread(s) (CTA:tid) {head}{more}"
+
+
+def hazard(rule: str, section: str, first, second, threads: str, what: str) -> HazardError:
+    """A :class:`HazardError` whose message names the rule, both lines and the threads."""
+    f = first if isinstance(first, str) else where(first) if first is not None else "(kernel start)"
+    s = where(second) if second is not None else "(kernel exit)"
+    exc = HazardError(f"hazard {rule} (§{section}): {what}; first {f}, then {s}; {threads}",
+                      rule=rule, section=section, first=f, second=s, threads=threads)
+    exc.located = True              # the message already names both lines
+    return exc
+
+
+class Hazards:
+    """Shadow state of one batch machine (see the module docstring)."""
+
+    def __init__(self, m, waived: frozenset = frozenset()) -> None:
+        self.m = m
+        self.waived = waived
+        prog = m.prog
+        # -- rule wait-ld: registers written by tcgen05.ld, per thread, until its wait::ld ------------
+        n = len(prog.ld_rows)
+        self.ld_pending = np.zeros((max(n, 1), m.T), dtype=bool)
+        self.ld_from = np.zeros((max(n, 1), m.T), dtype=np.int32)     # instruction index of the ld
+        self.ld_any = False
+        m.exit_hooks.append(self.on_exit)
+        self.clocks = Clocks(m)
+        self.mbar: dict[int, list] = {}     # mbarrier word -> [acc vc, acc vt, done vc, done vt]
+        self.bars: dict[tuple[int, int], list] = {}   # (barrier id, cta) -> [vc, vt] of arrivals
+        # Tensor Memory shadow per (cta, lane quarter, column): see tmem_* methods
+        shape = (m.ncta, 4, 512)
+        self.t_writer = np.zeros(shape, dtype=np.int64)    # thread + 1 of the last completed write
+        self.t_stamp = np.zeros(shape, dtype=np.int32)     # its epoch (st) or commit count (async)
+        self.t_kind = np.zeros(shape, dtype=np.int8)       # 0 none, 1 tcgen05.st, 2 mma/cp/shift
+        self.t_index = np.zeros(shape, dtype=np.int32)     # instruction index of the write
+        self.t_st_pending = np.zeros(shape, dtype=np.int64)  # warp + 1 of a tcgen05.st not yet waited for
+        self.ld_records: list[tuple] = []                  # (warps, cta, quarter, col lo, col hi, index)
+        # shared memory shadow per 16-byte granule
+        g = m.smem.size // 16 + 1
+        self.g_writer = np.zeros(g, dtype=np.int64)        # thread + 1 of the last generic-proxy write
+        self.g_fenced = np.zeros(g, dtype=np.int32)        # epoch of the writer's fence.proxy.async (0: none)
+        self.g_time = np.zeros(g, dtype=np.int64)          # step of the last write (any proxy)
+        self.g_index = np.zeros(g, dtype=np.int32)
+        self.g_reader = np.zeros(g, dtype=np.int64)        # committer + 1 of the last async-proxy read (mma/cp)
+        self.g_rcount = np.zeros(g, dtype=np.int32)        # its commit count
+        self.g_rindex = np.zeros(g, dtype=np.int32)        # the reading instruction
+        self.any_reads = False
+        self.dirty: list[np.ndarray] = []                  # granules with an unfenced generic write
+        self.effect = None                                 # the asynchronous effect running now
+
+    def _report(self, rule: str, *args) -> None:
+        """Raise the :func:`hazard` unless ``rule`` is waived (``SimDevice(waive_hazards=...)``)."""
+        if rule not in self.waived:
+            raise hazard(rule, *args)
+
+    # -- rule wait-ld --------------------------------------------------------------------------------
+
+    def check_regs(self, s, rows: np.ndarray, ins) -> None:
+        """``ins`` (executed by ``s``) overwrites the ld-destination registers ``rows``."""
+        pend = self.ld_pending[rows][:, s.ix]
+        if not pend.any():
+            return
+        r, j = np.unravel_index(int(np.flatnonzero(pend)[0]), pend.shape)
+        t = int(s.idx[j])
+        row = int(rows[r])
+        ld = self.m.prog.instrs[int(self.ld_from[row, t])]
+        name = self.m.prog.ld_rows[row]
+        self._report("wait-ld", SEC_PIPE, ld, ins, _threads(self.m, s.idx[pend.any(axis=0)]),
+                     f"register {name}, the destination of a tcgen05.ld, is overwritten before the thread's "
+                     f"tcgen05.wait::ld (an anti-dependency, §{SEC_REG}; reading it is a true dependency and legal)")
+
+    def on_ld(self, s, rows: np.ndarray, index: int) -> None:
+        """tcgen05.ld by ``s`` (instruction ``index``) writes the registers ``rows``."""
+        if rows.size:
+            self.ld_pending[np.ix_(rows, s.idx)] = True
+            self.ld_from[np.ix_(rows, s.idx)] = index
+            self.ld_any = True
+
+    def on_wait_ld(self, s) -> None:
+        if self.ld_any:
+            self.ld_pending[:, s.ix] = False
+            self.ld_any = bool(self.ld_pending.any())
+
+    def cta_exit(self, tc, ctas: np.ndarray) -> None:
+        """CTAs whose last thread exited: nothing asynchronous of theirs may still be pending."""
+        m = self.m
+        for queue in tc.queues.values():
+            for p in queue:
+                if int(m.cta_of[p.thread]) in ctas.tolist() and p.hz is not None:
+                    self._report("exit-pending", SEC_MBAR, _instr(m, p.hz.index), m.prog.code[m.current_pc].instr,
+                                 f"CTA {int(m.cta_of[p.thread])}", f"the CTA exits while a tcgen05.{p.kind} it "
+                                 "issued has not been tracked to completion by tcgen05.commit")
+        pend = self.t_st_pending[ctas]
+        if pend.any():
+            c_i, q_i, k_i = np.nonzero(pend)
+            self._report("exit-pending", SEC_PIPE, _instr(m, int(self.t_index[ctas[c_i[0]], q_i[0], k_i[0]])),
+                         m.prog.code[m.current_pc].instr, f"CTA {int(ctas[c_i[0]])}",
+                         "the CTA exits while a tcgen05.st has not been waited for by tcgen05.wait::st")
+
+    # -- exit --------------------------------------------------------------------------------------
+
+    def on_exit(self, m, s) -> None:
+        if self.ld_any:
+            pend = self.ld_pending[:, s.ix]
+            if pend.any():
+                r, j = np.unravel_index(int(np.flatnonzero(pend)[0]), pend.shape)
+                ld = m.prog.instrs[int(self.ld_from[r, int(s.idx[j])])]
+                self._report("exit-pending", SEC_PIPE, ld, m.prog.code[m.current_pc].instr,
+                             _threads(m, s.idx[pend.any(axis=0)]),
+                             "a thread exits with a tcgen05.ld not waited for by tcgen05.wait::ld")
+
+
+    # -- synchronization ---------------------------------------------------------------------------
+
+    def mbar_init(self, words: np.ndarray) -> None:
+        for w in np.atleast_1d(words).tolist():
+            self.mbar.pop(int(w), None)
+
+    def mbar_arrive(self, word: int, threads) -> None:
+        st = self.mbar.get(word)
+        if st is None:
+            z = np.zeros(self.clocks.width, dtype=np.int32)
+            st = self.mbar[word] = [z, z.copy(), z.copy(), z.copy()]
+        if threads is not None and len(threads):
+            vc, vt = self.clocks.payload(np.asarray(threads, dtype=np.int64))
+            np.maximum(st[0], vc, out=st[0])
+            np.maximum(st[1], vt, out=st[1])
+
+    def mbar_commit(self, word: int, thread: int) -> None:
+        """tcgen05.commit: an implicit before_thread_sync (§9.7.16.6.4.2), then the arrival carries
+        the thread's commit count (what the completed operations are stamped with)."""
+        c = self.clocks
+        st = self.mbar.get(word)
+        if st is None:
+            self.mbar_arrive(word, None)
+            st = self.mbar[word]
+        col = c.D + int(c.lt[thread]) // 32
+        count = int(c.commits[self.m.warp_of[thread]])
+        st[0][col] = max(st[0][col], count)
+        st[1][col] = max(st[1][col], count)
+
+    def mbar_phase(self, word: int) -> None:
+        st = self.mbar.get(word)
+        if st is not None:
+            np.maximum(st[2], st[0], out=st[2])
+            np.maximum(st[3], st[1], out=st[3])
+            st[0][:] = 0
+            st[1][:] = 0
+
+    def mbar_acquire(self, words: np.ndarray, threads: np.ndarray) -> None:
+        for w in np.unique(words).tolist():
+            st = self.mbar.get(int(w))
+            if st is not None:
+                self.clocks.acquire(threads[words == w], st[2], st[3])
+
+    def bar_arrive(self, b: int, idx: np.ndarray, by_cluster: bool = False) -> None:
+        m = self.m
+        ctas = (m.cluster_of if by_cluster else m.cta_of)[idx]
+        for c in np.unique(ctas).tolist():
+            vc, vt = self.clocks.payload(idx[ctas == c])
+            st = self.bars.get((b, c))
+            if st is None:
+                self.bars[(b, c)] = [vc, vt]
+            else:
+                np.maximum(st[0], vc, out=st[0])
+                np.maximum(st[1], vt, out=st[1])
+
+    def bar_complete(self, b: int, ctas, waiting: np.ndarray, by_cluster: bool = False) -> None:
+        m = self.m
+        of = m.cluster_of if by_cluster else m.cta_of
+        for c in np.atleast_1d(ctas).tolist():
+            st = self.bars.pop((b, int(c)), None)
+            if st is not None:
+                idx = waiting[of[waiting] == c]
+                if idx.size:
+                    self.clocks.acquire(idx, st[0], st[1])
+
+    def fence(self, kind: str, s, ins) -> None:
+        c = self.clocks
+        if kind == "before":
+            c.before_thread_sync(s.idx)
+        elif kind == "after":
+            c.after_thread_sync(s.idx)
+        elif kind == "proxy.async" and self.dirty:
+            g = np.unique(np.concatenate(self.dirty))
+            w = self.g_writer[g] - 1
+            mine = np.zeros(self.m.T + 1, dtype=bool)
+            mine[s.idx] = True
+            hit = (w >= 0) & mine[np.where(w >= 0, w, self.m.T)] & (self.g_fenced[g] == 0)
+            self.g_fenced[g[hit]] = c.own[w[hit]]
+            rest = g[(self.g_fenced[g] == 0) & (w >= 0)]
+            self.dirty = [rest] if rest.size else []
+
+    # -- ordering checks ---------------------------------------------------------------------------
+
+    def _order(self, reader: int, writers, stamps, kinds, rule_cell: str, first_index, ins, what: str,
+               vc_row=None, vt_row=None) -> None:
+        """Raise unless each completed write (writer thread, stamp, kind) is ordered before
+        ``reader``'s tcgen05 access: through the tcgen05 clock (fence pattern), else name the gap."""
+        c = self.clocks
+        m = self.m
+        col = np.where(kinds == 2, c.D + c.lt[writers] // 32, c.lt[writers])
+        readers = np.broadcast_to(np.asarray(reader), writers.shape)
+        vc = c.vc[readers, col] if vc_row is None else vc_row[col]
+        vt = c.vt[readers, col] if vt_row is None else vt_row[col]
+        same = (writers == readers) & (kinds == 1)
+        ok_t = same | (vt >= stamps)
+        if ok_t.all():
+            return
+        j = int(np.flatnonzero(~ok_t)[0])
+        w = int(writers[j])
+        reader = int(readers[j])
+        first = _instr(m, int(first_index[j]))
+        threads = f"{_threads(m, [w])} then {_threads(m, [reader])}"
+        if "tcgen05-fence" in self.waived:
+            bad = ~ok_t & (vc < stamps)
+            if not bad.any():
+                return
+            j = int(np.flatnonzero(bad)[0])
+            w, reader = int(writers[j]), int(readers[j])
+            first = _instr(m, int(first_index[j]))
+            threads = f"{_threads(m, [w])} then {_threads(m, [reader])}"
+        if vc[j] >= stamps[j]:
+            self._report("tcgen05-fence", SEC_SYNC, first, ins, threads,
+                         f"{what} is ordered after the {'completed asynchronous operation' if kinds[j] == 2 else 'tcgen05.st'} "
+                         "by thread synchronization alone: the pattern tcgen05.fence::before_thread_sync -> sync -> "
+                         "tcgen05.fence::after_thread_sync (§9.7.16.6.4) is incomplete")
+        if kinds[j] == 2:
+            self._report("async-read", SEC_MBAR, first, ins, threads,
+                         f"{what} reads Tensor Memory written by an asynchronous tcgen05 operation whose completion "
+                         "the reading thread has not observed (tcgen05.commit -> mbarrier wait)")
+        self._report(rule_cell, SEC_SYNC, first, ins, threads,
+                     f"{what} accesses Tensor Memory cells another warp wrote with tcgen05.st, with no "
+                     "synchronization between them")
+
+    def tmem_access(self, s, cta, lanes, cols, ins, what: str, write: bool) -> None:
+        """A tcgen05.ld (``write`` False) or tcgen05.st by the warps of ``s``: ``cta`` per row,
+        ``lanes``/``cols`` ``[row, entry]``."""
+        m = self.m
+        # per warp: its CTA, lane quarter and the column span its threads touch (§9.7.16.8.1)
+        starts = np.flatnonzero(np.r_[True, m.warp_of[s.idx][1:] != m.warp_of[s.idx][:-1]])
+        ends = np.r_[starts[1:], s.n]
+        lo = np.minimum.reduceat(cols.min(axis=1), starts)
+        hi = np.maximum.reduceat(cols.max(axis=1), starts) + 1
+        width = hi - lo
+        rep = np.repeat(np.arange(starts.size), width)
+        kk = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width) + np.repeat(lo, width)
+        cc = np.asarray(cta).reshape(-1)[starts][rep]
+        qq = (lanes[starts, 0] // 32)[rep]
+        rd = (s.idx[starts] - m.lane_of[s.idx[starts]])[rep]          # the warp's first thread
+        del ends
+        # pending tcgen05.st (not waited for)
+        pend = self.t_st_pending[cc, qq, kk]
+        warps = m.warp_of[s.idx]
+        if write:       # st -> st of one warp: kept in order here (lane-quarter granularity; docs/sim.md)
+            pend = np.where(pend == m.warp_of[rd] + 1, 0, pend)
+        if pend.any():
+            j = int(np.flatnonzero(pend)[0])
+            first = _instr(m, int(self.t_index[cc[j], qq[j], kk[j]]))
+            self._report("wait-st", SEC_PIPE, first, ins, _threads(m, s.idx[:1]),
+                         f"{what} accesses Tensor Memory cells written by a tcgen05.st before that warp's "
+                         "tcgen05.wait::st")
+        self._pending_ops(cc, kk, ins, what)
+        if write:
+            self._pending_lds(cc, qq, kk, warps, ins, what)
+        kinds = self.t_kind[cc, qq, kk]
+        done = kinds > 0
+        if done.any():
+            reader = rd[done]
+            wr = self.t_writer[cc, qq, kk][done] - 1
+            same_warp = (m.warp_of[wr] == m.warp_of[reader]) & (kinds[done] == 1)
+            keep = ~same_warp
+            if keep.any():
+                self._order(reader[keep], wr[keep], self.t_stamp[cc, qq, kk][done][keep], kinds[done][keep], "tmem-race",
+                            self.t_index[cc, qq, kk][done][keep], ins, what)
+
+    def _pending_ops(self, cc, kk, ins, what) -> None:
+        """Raise when cells (cta ``cc``, column ``kk``) are written by a queued (uncompleted) mma/cp/shift."""
+        tc = self.m.ext.get("tcgen05")
+        if tc is None or not tc.queues:
+            return
+        for queue in tc.queues.values():
+            for p in queue:
+                e = p.hz
+                if e is None:
+                    continue
+                lo, hi = e.cols
+                hit = np.isin(cc, e.ctas) & (kk >= lo) & (kk < hi)
+                if hit.any():
+                    self._report("async-write", SEC_MBAR, _instr(self.m, e.index), ins, _threads(self.m, [e.thread]),
+                                 f"{what} accesses Tensor Memory columns {lo}..{hi - 1} that an issued "
+                                 f"tcgen05.{p.kind} has not completed writing")
+
+    def _pending_lds(self, cc, qq, kk, warps, ins, what) -> None:
+        for rwarps, rcta, rq, lo, hi, index in self.ld_records:
+            for w, c, q_, a, b in zip(rwarps.tolist(), rcta.tolist(), rq.tolist(), lo.tolist(), hi.tolist(), strict=True):
+                hit = (cc == c) & (qq == q_) & (kk >= a) & (kk <= b)
+                if hit.any():
+                    self._report("wait-ld", SEC_REG, _instr(self.m, index), ins, f"warp {w}",
+                                 f"{what} overwrites Tensor Memory that a tcgen05.ld reads before that warp's "
+                                 "tcgen05.wait::ld (an anti-dependency)")
+
+    def after_ld(self, s, cta, lanes, cols, index: int) -> None:
+        m = self.m
+        starts = np.flatnonzero(np.r_[True, m.warp_of[s.idx][1:] != m.warp_of[s.idx][:-1]])
+        q = (lanes // 32)[starts, 0]
+        self.ld_records.append((m.warp_of[s.idx][starts], np.asarray(cta).reshape(-1)[starts], q,
+                                cols[starts].min(axis=1), cols[starts].max(axis=1), index))
+
+    def after_st(self, s, cta, lanes, cols, index: int) -> None:
+        m = self.m
+        ctab = np.broadcast_to(np.asarray(cta).reshape(-1, 1), lanes.shape)
+        w = np.broadcast_to(m.warp_of[s.idx].reshape(-1, 1), lanes.shape)
+        self.t_st_pending[ctab, lanes // 32, cols] = w + 1
+        self.t_index[ctab, lanes // 32, cols] = index
+
+    def wait(self, s, stores: bool) -> None:
+        m = self.m
+        warps = np.unique(m.warp_of[s.idx])
+        if not stores:
+            self.ld_records = [r for r in ((rw[keep], rc[keep], rq[keep], lo[keep], hi[keep], ix)
+                                           for rw, rc, rq, lo, hi, ix in self.ld_records
+                                           for keep in [~np.isin(rw, warps)]) if r[0].size]
+            return
+        pend = self.t_st_pending
+        if not pend.any():
+            return
+        ctas = np.unique(m.cta_of[s.idx])
+        sub = pend[ctas]
+        mine = np.isin(sub, warps + 1)
+        if mine.any():
+            c_i, q_i, k_i = np.nonzero(mine)
+            c_i = ctas[c_i]
+            wr = pend[c_i, q_i, k_i] - 1
+            first = m.warps_per_cta
+            lead = (wr // first) * m.ntid + (wr % first) * 32          # the warp's first thread
+            thread = np.minimum(lead, m.T - 1)
+            self.t_writer[c_i, q_i, k_i] = thread + 1
+            self.t_stamp[c_i, q_i, k_i] = self.clocks.own[thread]
+            self.t_kind[c_i, q_i, k_i] = 1
+            pend[c_i, q_i, k_i] = 0
+
+    def mma_reads_tmem(self, thread: int, cta_list, col_ranges, ins, what: str) -> None:
+        """An issued MMA reads (A, scale factors, metadata, D) these columns of all lanes."""
+        m = self.m
+        for cta in cta_list:
+            for lo, hi in col_ranges:
+                pend = self.t_st_pending[cta, :, lo:hi]
+                if pend.any():
+                    q_, k_ = np.nonzero(pend)
+                    first = _instr(m, int(self.t_index[cta, q_[0], lo + k_[0]]))
+                    self._report("wait-st", SEC_PIPE, first, ins, _threads(m, [thread]),
+                                 f"{what} reads Tensor Memory cells written by a tcgen05.st before that warp's "
+                                 "tcgen05.wait::st")
+                kinds = self.t_kind[cta, :, lo:hi]
+                st = kinds == 1
+                if st.any():
+                    q_, k_ = np.nonzero(st)
+                    wr = self.t_writer[cta, q_, lo + k_] - 1
+                    self._order(thread, wr, self.t_stamp[cta, q_, lo + k_], kinds[q_, k_], "tmem-race",
+                                self.t_index[cta, q_, lo + k_], ins, what)
+                cc = np.full(hi - lo, cta)
+                if self.ld_records:
+                    for q_ in range(4):
+                        self._pending_lds(cc, np.full(hi - lo, q_), np.arange(lo, hi), None, ins, what)
+
+    def dealloc(self, cta: int, col: int, ncols: int, ins) -> None:
+        m = self.m
+        cc = np.full(ncols, cta)
+        kk = np.arange(col, col + ncols)
+        self._pending_ops(cc, kk, ins, "tcgen05.dealloc")
+        if self.t_st_pending[cta, :, col:col + ncols].any():
+            q_, k_ = np.nonzero(self.t_st_pending[cta, :, col:col + ncols])
+            self._report("dealloc-pending", SEC_ALLOC, _instr(m, int(self.t_index[cta, q_[0], col + k_[0]])), ins,
+                         f"CTA {cta}", "tcgen05.dealloc of columns a tcgen05.st has not completed writing "
+                         "(no tcgen05.wait::st)")
+        for q_ in range(4):
+            try:
+                self._pending_lds(cc, np.full(ncols, q_), kk, None, ins, "tcgen05.dealloc")
+            except HazardError as exc:
+                self._report("dealloc-pending", SEC_ALLOC, exc.first, ins,
+                             f"CTA {cta}", "tcgen05.dealloc of columns a tcgen05.ld still reads (no "
+                             "tcgen05.wait::ld)")
+        self.t_kind[cta, :, col:col + ncols] = 0
+
+    # -- asynchronous operations (mma, cp, shift) --------------------------------------------------
+
+    def issue(self, thread: int, ins, ctas, cols) -> _Effect:
+        c = self.clocks
+        return _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
+                       np.asarray(ctas), cols)
+
+    def begin_effect(self, e: _Effect | None) -> None:
+        self.effect = e
+
+    def async_units(self, cta: int, linear) -> None:
+        """The async proxy reads the 16-byte units at shared addresses ``linear`` of ``cta``."""
+        e = self.effect
+        if e is None:
+            return
+        from ptxsim.memory import SHARED_BASE
+        rows = np.unique((np.asarray(linear, dtype=np.int64).ravel() - SHARED_BASE) >> 7)
+        g = (cta * self.m.smem_bytes >> 4) + (rows[:, None] * 8 + np.arange(8)[None, :]).ravel()
+        e.granules.append(g[(g >= 0) & (g < self.g_writer.size)])
+
+    def end_effect(self, e: _Effect | None, committer: int) -> None:
+        self.effect = None
+        if e is None:
+            return
+        ins = _instr(self.m, e.index)
+        if e.granules:
+            g = np.unique(np.concatenate(e.granules))
+            self.async_read(e.thread, g, ins, e.vc[0], e.time)
+            self.g_reader[g] = committer + 1
+            self.g_rcount[g] = self.clocks.commits[self.m.warp_of[committer]]
+            self.g_rindex[g] = e.index
+            self.any_reads = True
+        lo, hi = e.cols
+        if hi > lo:
+            for cta in e.ctas.tolist():
+                self.t_writer[cta, :, lo:hi] = committer + 1
+                self.t_stamp[cta, :, lo:hi] = self.clocks.commits[self.m.warp_of[committer]]
+                self.t_kind[cta, :, lo:hi] = 2
+                self.t_index[cta, :, lo:hi] = e.index
+
+    def commit(self, thread: int) -> None:
+        self.clocks.before_thread_sync(np.array([thread]))
+        self.clocks.commits[self.m.warp_of[thread]] += 1
+
+    # -- shared memory -------------------------------------------------------------------------
+
+    def generic_write(self, s, flat, nbytes: int, ins=None) -> None:
+        """Generic-proxy stores by ``s`` to flat shared-memory bytes ``flat`` (one start per thread)."""
+        m = self.m
+        flat = np.asarray(flat, dtype=np.int64).reshape(s.n, -1)
+        first = flat >> 4
+        last = (flat + nbytes - 1) >> 4
+        thr = np.broadcast_to(s.idx.reshape(-1, 1), first.shape)
+        g = np.concatenate([first.ravel(), last.ravel()])
+        t = np.concatenate([thr.ravel(), thr.ravel()])
+        if self.any_reads:
+            self._after_reads(g, t, ins if ins is not None else m.prog.code[m.current_pc].instr)
+        self.g_writer[g] = t + 1
+        self.g_fenced[g] = 0
+        self.g_time[g] = m.steps
+        self.g_index[g] = _index(m, ins if ins is not None else m.prog.code[m.current_pc].instr)
+        self.dirty.append(g)
+        if len(self.dirty) > 64:
+            self.dirty = [np.unique(np.concatenate(self.dirty))]
+
+    def _after_reads(self, g: np.ndarray, t: np.ndarray, ins) -> None:
+        """Writes by threads ``t`` to granules ``g`` must follow the completion of every mma/cp that
+        read them, as observed through the commit's mbarrier (directly or by synchronization)."""
+        r = self.g_reader[g] - 1
+        has = r >= 0
+        if not has.any():
+            return
+        c = self.clocks
+        g, t, r = g[has], t[has], r[has]
+        ok = c.vc[t, c.D + c.lt[r] // 32] >= self.g_rcount[g]
+        if not ok.all():
+            j = int(np.flatnonzero(~ok)[0])
+            self._report("smem-overwrite", SEC_PROXY, _instr(self.m, int(self.g_rindex[g[j]])), ins,
+                         _threads(self.m, [int(t[j])]), "shared memory an asynchronous tcgen05 operation reads is "
+                         "overwritten before the writing thread observed its completion (tcgen05.commit -> "
+                         "mbarrier wait)")
+
+    def async_dest(self, thread: int, dsts, ins) -> None:
+        """A bulk/TMA copy issued by ``thread`` will write ``dsts`` (slices or flat byte indices)."""
+        if not self.any_reads:
+            return
+        parts = [np.arange(d.start >> 4, (d.stop + 15) >> 4) if isinstance(d, slice)
+                 else np.unique(np.asarray(d, dtype=np.int64) >> 4) for d in dsts]
+        g = np.unique(np.concatenate(parts))
+        self._after_reads(g, np.full(g.size, thread), ins)
+
+    def async_write(self, dst) -> None:
+        """The async proxy (bulk copy, TMA load) wrote shared bytes ``dst`` (a slice or flat indices)."""
+        if isinstance(dst, slice):
+            g = slice(dst.start >> 4, (dst.stop + 15) >> 4)
+        else:
+            g = np.unique(np.asarray(dst, dtype=np.int64) >> 4)
+        self.g_writer[g] = 0
+        self.g_time[g] = self.m.steps
+
+    def async_read(self, thread: int, g: np.ndarray, ins, vc_row=None, issued: int | None = None) -> None:
+        """The async proxy reads granules ``g`` for an instruction of ``thread`` (issued at step
+        ``issued``, when it knew ``vc_row``)."""
+        m = self.m
+        c = self.clocks
+        vc = c.vc[thread] if vc_row is None else vc_row
+        if issued is not None:
+            late = self.g_time[g] > issued
+            if late.any():
+                j = int(np.flatnonzero(late)[0])
+                self._report("smem-overwrite", SEC_PROXY, ins, _instr(m, int(self.g_index[g[j]])),
+                             _threads(m, [thread]), "shared memory an issued asynchronous operation still reads "
+                             "(it reads at completion) is overwritten before the operation completed")
+        w = self.g_writer[g] - 1
+        gen = w >= 0
+        if not gen.any():
+            return
+        g, w = g[gen], w[gen]
+        unf = self.g_fenced[g] == 0
+        if unf.any():
+            j = int(np.flatnonzero(unf)[0])
+            self._report("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
+                         f"{_threads(m, [int(w[j])])} then {_threads(m, [thread])}",
+                         "the async proxy reads shared memory written through the generic proxy with no "
+                         "fence.proxy.async by the writing thread after the write")
+        other = w != thread
+        late = other & (vc[c.lt[w]] < self.g_fenced[g])
+        if late.any():
+            j = int(np.flatnonzero(late)[0])
+            self._report("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
+                         f"{_threads(m, [int(w[j])])} then {_threads(m, [thread])}",
+                         "the async proxy reads shared memory written (and fenced with fence.proxy.async) by "
+                         "another thread, with no synchronization ordering that fence before this instruction")
+
+
+# ================================================================================================
+# Vector clocks, TMEM and shared-memory shadow state
+# ================================================================================================
+
+def _rows(idx: np.ndarray):
+    """``idx`` as a slice when it is one contiguous ascending run (a view instead of a copy)."""
+    if idx.size and int(idx[-1]) - int(idx[0]) + 1 == idx.size and (idx.size < 3 or bool((np.diff(idx) == 1).all())):
+        return slice(int(idx[0]), int(idx[-1]) + 1)
+    return idx
+
+
+class Clocks:
+    """Vector clocks of a machine's threads over their cluster (module docstring).
+
+    Columns ``[0, D)`` are thread epochs (cluster-local thread ``rank * ntid + tid``), the columns
+    after them commit counts per warp: ``tcgen05.commit`` number ``c`` of warp ``w`` is known to
+    thread ``t`` when ``vc[t, D + w] >= c``; the committing warp itself learns it only from the
+    mbarrier.
+    """
+
+    def __init__(self, m) -> None:
+        self.D = m.cluster_size * m.ntid
+        self.lt = (m.rank_of * m.ntid + m.tid_of).astype(np.int64)
+        self.own = np.ones(m.T, dtype=np.int32)
+        self.commits = np.zeros(m.T // 32 + m.ncta + 1, dtype=np.int32)     # per warp
+        self.width = self.D + -(-self.D // 32)
+        self.vc = np.zeros((m.T, self.width), dtype=np.int32)
+        self.vc[np.arange(m.T), self.lt] = 1
+        self.vt = np.zeros_like(self.vc)          # what tcgen05.fence::after_thread_sync made visible
+        self.vt_pending = np.zeros_like(self.vc)  # acquired, waiting for an after_thread_sync
+        self.tfence = np.zeros(m.T, dtype=np.int32)   # epoch covered by the last before_thread_sync
+        self.fresh = np.zeros(m.T, dtype=bool)        # acquired something since the last after_thread_sync
+
+    def payload(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(vc, vt) released by threads ``idx`` together (max over them), then their epochs advance."""
+        idx = np.asarray(idx)
+        vc = self.vc[_rows(idx)].max(axis=0)
+        vt_rows = self.vt[idx].copy()
+        vt_rows[np.arange(idx.size), self.lt[idx]] = self.tfence[idx]
+        vt = vt_rows.max(axis=0)
+        self.own[idx] += 1
+        self.vc[idx, self.lt[idx]] = self.own[idx]
+        return vc, vt
+
+    def acquire(self, idx: np.ndarray, vc: np.ndarray, vt: np.ndarray) -> None:
+        rows = _rows(np.asarray(idx))
+        if isinstance(rows, slice):
+            np.maximum(self.vc[rows], vc, out=self.vc[rows])
+            np.maximum(self.vt_pending[rows], vt, out=self.vt_pending[rows])
+        else:
+            self.vc[rows] = np.maximum(self.vc[rows], vc)
+            self.vt_pending[rows] = np.maximum(self.vt_pending[rows], vt)
+        self.fresh[rows] = True
+
+    def before_thread_sync(self, idx: np.ndarray) -> None:
+        self.tfence[idx] = self.own[idx]
+        self.own[idx] += 1
+        self.vc[idx, self.lt[idx]] = self.own[idx]
+
+    def after_thread_sync(self, idx: np.ndarray) -> None:
+        rows = _rows(idx[self.fresh[idx]])
+        if isinstance(rows, slice):
+            np.maximum(self.vt[rows], self.vt_pending[rows], out=self.vt[rows])
+        elif rows.size:
+            self.vt[rows] = np.maximum(self.vt[rows], self.vt_pending[rows])
+        self.fresh[rows] = False
+
+
+def _index(m, ins) -> int:
+    return m.prog.index_of.get(id(ins), 0)
+
+
+def _instr(m, index: int):
+    return m.prog.instrs[index]
+
+
+class _Effect:
+    """An issued mma/cp/shift: who issued it, when, what the issuer knew, what it reads."""
+
+    __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules")
+
+    def __init__(self, thread, index, time, vc, ctas, cols) -> None:
+        self.thread, self.index, self.time, self.vc, self.ctas, self.cols = thread, index, time, vc, ctas, cols
+        self.granules: list[np.ndarray] = []
+
+
+
+

@@ -1,0 +1,205 @@
+"""``tcgen05-cts hazard-score`` (issue 14): synchronization sites, deleting them, the redundancy
+analyses, the score on a synthetic kernel set (tests/hazard_sample.py, a fake checker), the
+negative execution cases' verdict, and bad arguments."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conformance.harness import execute_batch as B
+from conformance.harness.device import CaseCrash, CaseTimeout
+from conformance.harness.execute_hazard import reported
+from generators.ptx import sync_sites as S
+from generators.ptx.broken_patterns import NOT_A_HAZARD, broken_forms
+from generators.ptx.kernel import render
+from generators.ptx.patterns import PATTERNS, pattern_kernel
+from generators.ptx.sync_redundancy import redundancy
+from generators.variants import cases
+from ptxsim import HazardError
+from tests.hazard_sample import COMMIT_WAIT, PROXY_LD
+
+pytestmark = pytest.mark.reference
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = str(Path(__file__).resolve().parent / "hazard_sample.py")
+
+
+def test_sites_of_the_sample_kernels_in_program_order():
+    assert [s.key for s in S.sync_sites(PROXY_LD)] == [
+        "fence.proxy.async.0", "bar.sync.0", "tcgen05.wait::ld.0", "tcgen05.wait::ld.1", "bar.sync.1"]
+    sites = S.sync_sites(COMMIT_WAIT)
+    assert [s.kind for s in sites] == [S.COMMIT, S.LOOP, S.AFTER, S.WAIT_LD, S.WAIT_LD]
+    loop = sites[1]
+    lines = COMMIT_WAIT.split("\n")
+    assert [lines[i].strip() for i in loop.lines] == [                       # try_wait and the branch back
+        "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r6], 0;", "@!%p1 bra $L_w;"]
+
+
+def test_delete_site_keeps_labels_and_line_numbers():
+    out = S.delete_site(COMMIT_WAIT, "mbarrier.try_wait loop.0")
+    assert len(out.split("\n")) == len(COMMIT_WAIT.split("\n"))
+    assert "$L_w:" in out and "mbarrier.try_wait" not in [S.statement(ln)[:17] for ln in out.split("\n")]
+    assert [s.kind for s in S.sync_sites(out)] == [S.COMMIT, S.AFTER, S.WAIT_LD, S.WAIT_LD]
+    with pytest.raises(ValueError, match="expects one of"):
+        S.delete_site(COMMIT_WAIT, "no.such.0")
+
+
+def test_suite_wait_loop_falls_through_to_its_exit_label():
+    kernel = pattern_kernel(PATTERNS[0])
+    ptx = render(kernel, "sm_100a", (8, 7))
+    site = S.find_site(ptx, "WaitMbarrier.mbarrier.try_wait loop.0")
+    deleted = [S.statement(ptx.split("\n")[i]).split()[0] for i in site.lines]
+    assert deleted == ["mbarrier.try_wait.parity.relaxed.cluster.shared::cta.b64", "bra", "add.u32", "setp.lt.u32",
+                       "bra", "mov.u32"]                                   # the error-1 store goes too
+
+
+def test_redundancy_analyses_on_the_sample():
+    why = {s.key: redundancy(PROXY_LD, s) for s in S.sync_sites(PROXY_LD)}
+    assert why["fence.proxy.async.0"] is None and why["bar.sync.0"] is None
+    assert "next instruction is the same" in why["tcgen05.wait::ld.0"]
+    assert "no tcgen05.ld between" in why["tcgen05.wait::ld.1"]
+    assert "only register arithmetic" in why["bar.sync.1"]
+    assert all(redundancy(COMMIT_WAIT, s) is None for s in S.sync_sites(COMMIT_WAIT))
+
+
+def test_trap_site_replaces_the_first_line_and_deletes_the_rest():
+    out = S.trap_site(COMMIT_WAIT, "mbarrier.try_wait loop.0").split("\n")
+    assert [S.statement(ln) for ln in out if "deleted:" in ln] == ["trap;", ""]
+
+
+def test_redundancy_of_fences_with_nothing_to_order():
+    ptx = ("{\n    st.shared.u32 [%r1], %r2;\n    fence.proxy.async.shared::cta;\n    tcgen05.fence::before_thread_sync;\n"
+           "    bar.sync 0;\n    tcgen05.fence::after_thread_sync;\n    ld.shared.u32 %r3, [%r1];\n    ret;\n}")
+    why = {s.kind: redundancy(ptx, s) for s in S.sync_sites(ptx)}
+    assert "no async-proxy access" in why[S.PROXY]
+    assert "no tcgen05 operation precedes" in why[S.BEFORE]
+    assert "no tcgen05 operation follows" in why[S.AFTER]
+    assert why[S.BAR] is None                                   # ld.shared after it: the barrier orders it
+
+
+def test_a_loop_around_a_fence_defeats_the_text_order_analyses():
+    ptx = "{\n$L_top:\n    tcgen05.fence::before_thread_sync;\n    tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r3}, [%r4];\n" \
+          "    tcgen05.wait::ld.sync.aligned;\n    @%p1 bra $L_top;\n    ret;\n}"
+    before = S.sync_sites(ptx)[0]
+    assert before.kind == S.BEFORE and redundancy(ptx, before) is None
+
+
+def test_broken_pattern_forms_are_distinct_kernels_with_expected_rules():
+    smoke = cases("smoke", families=["sync.hazard"])
+    default = cases("default", families=["sync.hazard"])
+    assert 4 <= len(smoke) <= 8 < len(default)
+    assert {c.params["without"].split(" (")[0] for c in smoke} == {c.params["without"].split(" (")[0] for c in default}
+    names = [c.kernel.name for c in default] + [pattern_kernel(p).name for p in PATTERNS]
+    assert len(set(names)) == len(names)
+    for c in default:
+        ptx = render(c.kernel, "sm_100a", (8, 7))
+        base = render(pattern_kernel(next(p for p in PATTERNS if p.name == c.params["pattern"])), "sm_100a", (8, 7))
+        assert len(S.sync_sites(ptx)) == len(S.sync_sites(base)) - 1
+        assert c.params["expect"] and c.legal
+    for (pattern, key) in NOT_A_HAZARD:
+        p = next(p for p in PATTERNS if p.name == pattern)
+        assert key in {s.key for s in S.sync_sites(render(pattern_kernel(p), "sm_100a", (8, 7)))}
+        assert key not in {f.key for f in broken_forms(p, pattern_kernel(p))}
+
+
+def test_edit_sources_reaches_the_service_and_ends_with_the_block():
+    case = cases("smoke", families=["fence"])[0]
+    svc = B.ExecutionService(None, type("Sim", (), {"kind": "sim"})())
+    plain, _ = svc.source(case, "sm_100a")
+    gen = svc.generation()
+    with B.edit_sources({case.kernel.name: lambda ptx: ptx + "// edited\n"}):
+        assert svc.source(case, "sm_100a")[0].endswith("// edited\n")
+        assert svc.generation() != gen
+    assert svc.source(case, "sm_100a")[0] == plain and svc.generation() != gen
+
+
+def _run(error=None, status=None):
+    return B.CaseRun(error=error, status=status)
+
+
+def test_negative_case_verdict_reads_the_hazard_rule():
+    try:
+        try:
+            raise HazardError("x", rule="wait-ld")
+        except HazardError as exc:
+            raise CaseCrash(["c"], "k: HazardError: x") from exc
+    except CaseCrash as crash:
+        assert reported(_run(crash), "c")[0] == "wait-ld"
+    assert reported(_run(CaseTimeout(["c"], "spun")), "c")[0] == "timeout"
+    ok = np.array([[0x600D0008, 0, 0, 0]], dtype=np.uint32)
+    assert reported(_run(status=ok), "c") == ("", "no error: the kernel ran to its end and the device reported nothing")
+    spun = np.array([[0x600D0008, 1, 99, 0]], dtype=np.uint32)
+    assert reported(_run(status=spun), "c")[0] == "timeout"
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "conformance.commands.cli", "hazard-score", *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+
+def test_hazard_score_on_the_sample_kernels():
+    r = cli("--tests", SAMPLE)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.rstrip().splitlines()
+    assert out[-1] == "caught 5/7"
+    assert any(ln.startswith("caught   k_commit_wait mbarrier.try_wait loop.0  by ") for ln in out)
+    assert "survivors: 5 (3 provably redundant, 1 not reached by any case, 1 reached and not provably redundant)" in out
+    assert any("bar.sync at line 5" in ln and "none fails; not provably redundant" in ln for ln in out)
+    assert any("wait::ld at line 13" in ln and "not reached" in ln for ln in out)
+
+
+def test_hazard_score_two_processes_agree():
+    r = cli("--tests", SAMPLE, "-j", "2")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.rstrip().splitlines()[-1] == "caught 5/7"
+
+
+def test_hazard_score_bad_arguments():
+    for args, words in ((("-j", "0"), "-j expects"), (("--tests", "/no/such/dir"), "--tests expects"),
+                        (("--shard", "3/2"), "--shard expects")):
+        r = cli(*args)
+        assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = cli("--level", "huge")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_negative_cases_skip_on_a_gpu_and_with_the_checker_off():
+    from conformance.harness.execute_batch import ExecCase
+    from conformance.harness.execute_hazard import check_hazard_case
+
+    case = cases("smoke", families=["sync.hazard"])[0]
+    for device, words in ((type("Gpu", (), {"kind": "cuda"})(), "NotSupported: hazard detection needs the simulated"),
+                          (type("Sim", (), {"kind": "sim", "hazards": False})(), "hazard checker off")):
+        request = type("Req", (), {"getfixturevalue": lambda self, name, d=device: d})()
+        with pytest.raises(pytest.skip.Exception, match=words):
+            check_hazard_case(ExecCase(case), request)
+
+
+def test_a_barrier_followed_by_the_same_barrier_with_nothing_between_is_redundant():
+    ptx = ("{\n    st.shared.u32 [%r1], %r2;\n    bar.sync 0;\n    mov.u32 %r5, tc_slot;\n    @%p3 bra $L_a;\n"
+           "    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r5], 512;\n$L_a:\n"
+           "    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n    ld.shared.u32 %r3, [%r1];\n    ret;\n}")
+    first, second = S.sync_sites(ptx)[0], S.sync_sites(ptx)[2]
+    assert "same barrier follows at line 9" in redundancy(ptx, first)
+    assert redundancy(ptx, second) is None
+    touched = ptx.replace("mov.u32 %r5, tc_slot;", "mov.u32 %r5, tc_slot;\n    ld.shared.u32 %r7, [%r1];")
+    assert redundancy(touched, S.sync_sites(touched)[0]) is None        # a read between: the first orders it
+    named = ptx.replace("st.shared.u32 [%r1], %r2;", "mov.u32 %r1, tc_slot;\n    st.shared.u32 [%r1], %r2;")
+    assert redundancy(named, S.sync_sites(named)[0]) is None            # the alloc's slot was touched before
+
+
+def test_cta_pair_thread_sync_redundancies():
+    ptx = ("{\n    tcgen05.mma.cta_group::2.kind::f16 [%r0], %rd1, %rd2, %r9, %p0;\n$L_w:\n"
+           "    mbarrier.try_wait.parity.shared::cta.b64 %p5, [%r6], 0;\n    @!%p5 bra $L_w;\n"
+           "    tcgen05.fence::after_thread_sync;\n    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n"
+           "    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n"
+           "    tcgen05.fence::after_thread_sync;\n    tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r3}, [%r4];\n"
+           "    tcgen05.wait::ld.sync.aligned;\n    st.global.u32 [%rd3], %r3;\n    ret;\n}")
+    why = {s.key: redundancy(ptx, s) for s in S.sync_sites(ptx)}
+    assert "another fence::after_thread_sync follows at line 11" in why["tcgen05.fence::after_thread_sync.0"]
+    assert why["tcgen05.fence::after_thread_sync.1"] is None          # the ld follows it directly
+    assert "cluster barrier (arrive + wait) follows directly" in why["bar.sync.0"]
+    assert why["barrier.cluster.0"] is None and why["tcgen05.fence::before_thread_sync.0"] is None

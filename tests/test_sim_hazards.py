@@ -1,0 +1,103 @@
+"""The hazard checker (``ptxsim.hazards``, docs/sim.md "Hazard checker"): for each rule a correct
+hand-written kernel runs clean and its broken version (one synchronization step removed) raises
+``HazardError`` with that rule, naming both PTX lines."""
+
+import numpy as np
+import pytest
+
+from ptxsim import HazardError, SimDevice, SimError
+from tests.sim_ptx import run_kernel
+from tests.sim_ptx_hazards import CROSS, LDST, PROXY, without
+
+pytestmark = pytest.mark.reference
+
+
+def expect_hazard(ptx, name, rule, first, second, **kw):
+    """Run and return the HazardError of ``rule`` whose two lines contain ``first``/``second``."""
+    with pytest.raises(HazardError) as info:
+        run_kernel(SimDevice(), ptx, name, 256, **kw)
+    exc = info.value
+    assert isinstance(exc, SimError)
+    assert exc.rule == rule, str(exc)
+    assert first in exc.first and second in exc.second, str(exc)
+    assert exc.first in str(exc) and exc.second in str(exc) and exc.section in str(exc)
+    return exc
+
+
+def test_ldst_clean():
+    out = run_kernel(SimDevice(), LDST, "ldst", 32, block=(32, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(32))
+
+
+def _unused():
+    expect_hazard(without(LDST, "wait_ld"), "ldst", "wait-ld", "tcgen05.ld", "st.global", block=(32, 1, 1))
+
+
+def test_hazards_off_runs_the_broken_kernel():
+    out = run_kernel(SimDevice(hazards=False), without(LDST, "wait_ld"), "ldst", 32, block=(32, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(32))
+
+
+def test_tcgen05_ld_not_waited_before_dealloc():
+    expect_hazard(without(LDST, "wait_ld"), "ldst", "dealloc-pending", "tcgen05.ld", "tcgen05.dealloc",
+                  block=(32, 1, 1))
+
+
+def test_register_of_tcgen05_ld_overwritten_before_wait_ld():
+    ptx = LDST.replace("    tcgen05.wait::ld.sync.aligned;                                       // @wait_ld\n",
+                       "    mov.u32 %r5, 7;\n    tcgen05.wait::ld.sync.aligned;\n")
+    expect_hazard(ptx, "ldst", "wait-ld", "tcgen05.ld", "mov.u32", block=(32, 1, 1))
+
+
+def test_tcgen05_st_not_waited_before_tcgen05_ld():
+    expect_hazard(without(LDST, "wait_st"), "ldst", "wait-st", "tcgen05.st", "tcgen05.ld", block=(32, 1, 1))
+
+
+def test_cross_warp_pattern_clean():
+    out = run_kernel(SimDevice(), CROSS, "cross", 32, block=(160, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(32))
+
+
+@pytest.mark.parametrize("tag,rule,second", [("after", "tcgen05-fence", "tcgen05.ld"),
+                                             ("before", "tcgen05-fence", "tcgen05.ld"),
+                                             ("sync", "tmem-race", "tcgen05.ld")])
+def test_cross_warp_pattern_broken(tag, rule, second):
+    expect_hazard(without(CROSS, tag), "cross", rule, "tcgen05.st", second, block=(160, 1, 1))
+
+
+def test_proxy_pattern_clean():
+    run_kernel(SimDevice(), PROXY, "proxy", 128, block=(128, 1, 1))
+
+
+@pytest.mark.parametrize("tag,rule,first,second", [
+    ("proxy", "proxy-fence", "st.shared", "tcgen05.cp"),
+    ("sync", "proxy-fence", "st.shared", "tcgen05.cp"),
+    ("after", "tcgen05-fence", "tcgen05.cp", "tcgen05.ld"),
+    ("wait", "async-read", "tcgen05.cp", "tcgen05.ld")])
+def test_proxy_pattern_broken(tag, rule, first, second):
+    expect_hazard(without(PROXY, tag), "proxy", rule, first, second, block=(128, 1, 1))
+
+
+def test_waived_rule_is_not_reported():
+    dev = SimDevice(waive_hazards=("tcgen05-fence",))
+    out = run_kernel(dev, without(CROSS, "after"), "cross", 32, block=(160, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(32))
+
+
+def test_shared_operand_overwritten_before_the_commit_was_observed():
+    commit = "    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];   // @commit\n"
+    early = PROXY.replace(commit, commit + "    st.shared.u32 [%r6], %r1;\n")
+    expect_hazard(early, "proxy", "smem-overwrite", "tcgen05.cp", "st.shared", block=(128, 1, 1))
+    wait = "    @!%p3 bra WAIT;                                                      // @wait\n"
+    late = PROXY.replace(wait, wait + "    st.shared.u32 [%r6], %r1;\n")
+    run_kernel(SimDevice(), late, "proxy", 128, block=(128, 1, 1))
+
+
+def test_thread_exits_with_a_tcgen05_ld_not_waited_for():
+    ptx = without(without(LDST, "wait_ld"), "dealloc")
+    expect_hazard(ptx, "ldst", "exit-pending", "tcgen05.ld", "ret", block=(32, 1, 1))
+
+
+def test_tcgen05_ld_of_columns_an_uncommitted_cp_writes():
+    ptx = without(without(PROXY, "commit"), "wait")
+    expect_hazard(ptx, "proxy", "async-write", "tcgen05.cp", "tcgen05.ld", block=(128, 1, 1))
