@@ -217,6 +217,9 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           "(descriptor base offset j != 0)", _based_tile),
     Probe("Q-META-0110", "tcgen05.mma.sp kind::f16, every metadata nibble 0b0110",
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
+    Probe("Q-META-TMEM", "tcgen05.mma.sp kind::f16 cta_group::1 M=128, random metadata (which lane holds a row's chunks)",
+          lambda c: c.family == "mma.sp" and _p(c, kind="f16", m=128, cta_group=1, ws=False, lbo_mode="relative",
+                                                 ashift=False)),
     Probe("Q-FP8-ALIGN", "tcgen05.mma kind::f8f6f4 D f32 (enable-input-d): C = 2^E and one product -2^(E-26) per "
           "element (e2m3 x e3m2: C = 2^19, product -2^-7), below the last aligned fraction bit",
           lambda c: c.family == "mma" and _p(c, kind="f8f6f4", d_type="f32", enable_input_d=True, sparse=False),
@@ -353,6 +356,8 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
             out.append("Q-ZCM-SPAN")
         if ZCM[zcm].column_shift:
             out.append("Q-ZCM-SHIFT")
+    if p.get("sparse") and p.get("kind") in ("f16", "tf32") and p.get("m", 0) // p.get("cta_group", 1) == 128:
+        out.append("Q-META-TMEM")
     if p.get("k") == 96 and _k96_groups_differ(p):
         out.append("Q-K96-SFW")
     if p.get("k") == 96 and p.get("m") == 128:      # legal only under cute-m128

@@ -260,7 +260,8 @@ class MmaExecution:
         pat = pattern_of(f.kind)
         chunks = self.k // pat.chunk
         cells = self.tmem_rows(self.iss.meta, d.sparsity_selector + TO.META_WORDS[f.kind], "tcgen05.mma.sp metadata")
-        nib = TO.read_metadata(f.kind, cells, chunks, 0 if f.kind in T.BLOCK_SCALED_KINDS else d.sparsity_selector)
+        nib = TO.read_metadata(f.kind, cells, chunks, 0 if f.kind in T.BLOCK_SCALED_KINDS else d.sparsity_selector,
+                               rows_per_cta=self.mc)
         pos = self.hook("sparsity_metadata", kept_positions_of(pat, nib), kind=f.kind, selector=d.sparsity_selector,
                         raw=nib)
         return expand_sparse(pat, comp, np.asarray(pos))

@@ -119,6 +119,16 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["warp-level mma.sp::ordered_metadata lists six ordered pairs only (§9.7.14.6.1)"]),
      ], "as-listed", "kind::f16 mma.sp M=128 N=8 with every metadata nibble 0b0110",
        ["NOTES.md item 4", "docs/mma.md", "docs/execute.md"]),
+    _q("Q-META-TMEM", "Sparsity metadata of kind::f16/tf32 with 128 rows per CTA: which lane holds a row's chunks",
+       ["9.7.16.10.8.4"], [
+        ("cutlass-interleaved", "per 16 rows, row 8h+r: chunks 0-3 in bits 16h.. of lane r, chunks 4-7 of lane r+8",
+         ["CUTLASS UMMA::tmem_e_frg (cute/atom/mma_traits_sm100.hpp:607-635)",
+          "CUTLASS Sm1xxGemmSparseConfig::TensorEAtom_MMA_F16/TF32 (sm1xx_sparse_config.inl:115-122)",
+          "docs/clients.md K4 (CuTe sparse kernels)"]),
+        ("row-per-lane", "row i's word (chunk j at bits 4j) in lane i, as the 8-bit kinds' two words",
+         ["Figures 262-265 missing; the earlier decision of reference/tmem_mma_operands.py"]),
+     ], "cutlass-interleaved", "kind::f16 mma.sp cta_group::1 M=128 with random metadata",
+       ["docs/clients.md K4", "reference/tmem_mma_operands.py"]),
     _q("Q-ASHIFT-ROW0", ".ashift: what row 0 of A is", ["9.7.16.10.9.1"], [
         ("keeps-a0", "row 0 keeps A[0] (nothing moves into it)", ["reference.mma_semantics decision", "docs/mma.md"]),
         ("zero", "row 0 is zero (D row 0 = C, or 0 without enable-input-d)", ["docs/mma.md 'D row 0: A[0]*B or 0'"]),

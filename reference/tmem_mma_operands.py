@@ -17,12 +17,19 @@ operand's column: 32-bit (tf32) one per cell, 16-bit two, 8-bit four; 4/6-bit ty
 f8f6f4/mxf8f6f4 one per 8-bit container (``reference.tmem_packing``; the text states it for
 mxf8f6f4, the same container is the decision for f8f6f4), e2m1 of mxf4/mxf4nvf4 two per byte.
 
-**Metadata** (Figures 262-267 missing; decision, needs a hardware case): row i's nibbles (chunk j
-at bits 4*(j%8) of word j//8, the order of the mma model's ``pack_metadata_words`` and of LLVM's
-sparse MMA tests) in consecutive cells from the metadata column. f16/tf32 need one word per row
-and MMA; the sparsity selector (0-3) picks the cell ``column + selector``. The 8-bit and 4-bit
-kinds need two words, selector 0 ("all of the columns are selected"). CUTLASS's ``tmem_e_frg``
-interleaves rows for f16/tf32 (rows 8-15 of each 16 four columns further); not modelled.
+**Metadata** (Figures 262-267 missing): row i's nibbles (chunk j at bits 4*(j%8) of word j//8, the
+order of the mma model's ``pack_metadata_words`` and of LLVM's sparse MMA tests) in consecutive
+cells from the metadata column. f16/tf32 need one word per row and MMA; the sparsity selector (0-3)
+picks the cell ``column + selector``. The 8-bit and 4-bit kinds need two words, selector 0 ("all of
+the columns are selected"). With 128 rows per CTA (M = 128, or M = 256 with cta_group::2), f16/tf32
+rows are interleaved as CUTLASS lays them out (spec question ``Q-META-TMEM``, pick
+``cutlass-interleaved``; docs/clients.md finding K4): in each group of 16 rows, row ``8*h + r``
+(r < 8, h < 2) keeps chunks 0-3 in bits ``16*h``..``16*h+15`` of lane ``r`` and chunks 4-7 in the
+same bits of lane ``r + 8`` (of the group). Source: CUTLASS ``UMMA::tmem_e_frg`` (16-bit and 32-bit
+atoms, ``cute/atom/mma_traits_sm100.hpp:607-635``) and the metadata permutation its sparse GEMM
+writes before a lane-for-lane ``tcgen05.cp`` (``Sm1xxGemmSparseConfig::TensorEAtom_MMA_F16/TF32``,
+``cutlass/gemm/collective/builders/sm1xx_sparse_config.inl:115-122``), which agree. Other M (64, or
+64 rows per CTA) keep row ``i`` in lane ``i`` (CUTLASS implements only M = 128: not confirmed).
 
 **Scale factors** (Figures 231-258 missing): CUTLASS ``tmem_sf_frg`` (``ScaleFactorDuplicated4by1``):
 scale factor ``s`` of row/column ``x`` is byte ``scale_id + s`` of the cell at lane ``x % 32`` and
@@ -146,8 +153,41 @@ def metadata_cells(kind: str, selector: int) -> tuple[int, int]:
     return (selector if words == 1 else 0), words
 
 
-def pack_metadata(kind: str, nibbles, selector: int = 0) -> np.ndarray:
-    """``uint32[rows, first + words]`` cells holding the metadata nibbles (other cells 0)."""
+INTERLEAVE_ROWS = 128
+
+
+def metadata_interleaved(kind: str, rows_per_cta: int, reading: str | None = None) -> bool:
+    """Whether the one-word kinds' rows are interleaved (``Q-META-TMEM``; module docstring)."""
+    return (META_WORDS.get(kind) == 1 and rows_per_cta == INTERLEAVE_ROWS
+            and resolve("Q-META-TMEM", reading) == "cutlass-interleaved")
+
+
+def _half(words: np.ndarray, h) -> np.ndarray:
+    return (words >> (16 * np.asarray(h, dtype=np.uint32))) & np.uint32(0xFFFF)
+
+
+def interleave_metadata_rows(cells) -> np.ndarray:
+    """Row-ordered metadata words -> lane-ordered (per 128 rows; module docstring), every column."""
+    w = np.asarray(cells, dtype=np.uint32)
+    lane = np.arange(w.shape[0])
+    low = (lane // 16) * 16 + lane % 8                 # row whose half sits in bits 0-15 of this lane
+    h = ((lane // 8) % 2)[:, None]                     # which half of the rows' chunks (0-3 or 4-7)
+    return (_half(w[low], h) | (_half(w[low + 8], h) << np.uint32(16))).astype(np.uint32)
+
+
+def deinterleave_metadata_rows(cells) -> np.ndarray:
+    """Inverse of :func:`interleave_metadata_rows`."""
+    w = np.asarray(cells, dtype=np.uint32)
+    row = np.arange(w.shape[0])
+    first = (row // 16) * 16 + row % 8                 # lane holding chunks 0-3; chunks 4-7 eight lanes on
+    h = ((row // 8) % 2)[:, None]                      # which half of those lanes holds this row
+    return (_half(w[first], h) | (_half(w[first + 8], h) << np.uint32(16))).astype(np.uint32)
+
+
+def pack_metadata(kind: str, nibbles, selector: int = 0, rows_per_cta: int | None = None,
+                  reading: str | None = None) -> np.ndarray:
+    """``uint32[rows, first + words]`` cells holding the metadata nibbles (other cells 0), row ``i``
+    of ``nibbles`` in cell row ``i`` unless the rows are interleaved (``rows_per_cta``, default all rows)."""
     nib = np.asarray(nibbles, dtype=np.uint64)
     first, words = metadata_cells(kind, selector)
     rows, chunks = nib.shape
@@ -158,13 +198,20 @@ def pack_metadata(kind: str, nibbles, selector: int = 0) -> np.ndarray:
     shifts = (4 * np.arange(8, dtype=np.uint64))[None, None, :]
     out = np.zeros((rows, first + words), dtype=np.uint32)
     out[:, first:] = (padded.reshape(rows, words, 8) << shifts).sum(axis=-1).astype(np.uint32)
+    if metadata_interleaved(kind, rows if rows_per_cta is None else rows_per_cta, reading):
+        out = np.concatenate([interleave_metadata_rows(b) for b in np.split(out, rows // INTERLEAVE_ROWS)])
     return out
 
 
-def read_metadata(kind: str, cells, chunks: int, selector: int = 0) -> np.ndarray:
+def read_metadata(kind: str, cells, chunks: int, selector: int = 0, rows_per_cta: int | None = None,
+                  reading: str | None = None) -> np.ndarray:
     """``uint8[rows, chunks]`` nibbles from a row's cells (inverse of :func:`pack_metadata`)."""
     first, words = metadata_cells(kind, selector)
-    w = np.asarray(cells, dtype=np.uint32)[:, first:first + words].astype(np.uint64)
+    w = np.asarray(cells, dtype=np.uint32)
+    rows = w.shape[0]
+    if metadata_interleaved(kind, rows if rows_per_cta is None else rows_per_cta, reading):
+        w = np.concatenate([deinterleave_metadata_rows(b) for b in np.split(w, rows // INTERLEAVE_ROWS)])
+    w = w[:, first:first + words].astype(np.uint64)
     j = np.arange(chunks)
     return ((w[:, j // 8] >> (4 * (j % 8)).astype(np.uint64)[None, :]) & np.uint64(15)).astype(np.uint8)
 

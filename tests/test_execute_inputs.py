@@ -174,6 +174,8 @@ def test_k96_absolute_lbo_splits_rows_and_sets_the_flags():
         d = SmemDescriptor.decode(rec[name])
         assert d.lbo_mode == "absolute" and d.base_offset == 0 and rec["flags"] & flag
         assert d.start_address % 128 + 48 > 128 and d.leading_byte_offset % 1024 == 0
+        # the image always moved up, so absolute LBOs (addresses) reach above 64 KiB (issue 15)
+        assert rec["smem_dst"] > 0 and d.leading_byte_offset > rec["smem_dst"]
 
 
 def test_warp_block_scaled_carry_scale_registers_and_selectors():

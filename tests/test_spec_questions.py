@@ -195,7 +195,8 @@ def test_questions_of_cases():
     assert "Q-SFB-2X2" in questions_of(probe["Q-SFB-2X2"]) and "Q-SFB-2X2" not in questions_of(probe["Q-SFB-2CTA"])
     assert "Q-LAYOUT-C" in questions_of(probe["Q-LAYOUT-C"])
     assert "Q-ZCM-SHIFT" in questions_of(probe["Q-ZCM-SHIFT"])
-    assert set(questions_of(probe["Q-META-0110"])) <= {"Q-BASE-OFFSET"}     # the suite never feeds 0b0110
+    assert set(questions_of(probe["Q-META-0110"])) <= {"Q-BASE-OFFSET", "Q-META-TMEM"}   # never feeds 0b0110
+    assert "Q-META-TMEM" in questions_of(probe["Q-META-TMEM"])
     assert questions_of(probe["Q-LDRED-ZERO"]) == ()           # suite inputs: nonzero distinct magnitudes
     assert questions_of(probe["Q-UNPACK-UPPER"]) == ()         # the upper half is compared once the reading is chosen
     with SQ.following({"Q-UNPACK-UPPER": "preserved"}):

@@ -39,6 +39,29 @@ def test_metadata_cells_and_selector():
         TO.metadata_cells("f16", 4)
 
 
+@pytest.mark.parametrize("kind", ["f16", "tf32"])
+def test_metadata_rows_interleaved_at_128_rows(kind):
+    """Q-META-TMEM cutlass-interleaved (CUTLASS tmem_e_frg; docs/clients.md K4): in each 16-row group,
+    row 8h+r keeps chunks 0-3 in bits 16h.. of lane r and chunks 4-7 in those bits of lane r+8."""
+    nib = np.zeros((256, 8), dtype=np.uint8)
+    nib[8, 0] = 0x4            # row 8 (h=1, r=0), chunk 0      -> lane 0, bits 16-19
+    nib[0, 5] = 0x9            # row 0 (h=0, r=0), chunk 5      -> lane 8, bits 4-7
+    nib[16 + 15, 7] = 0xE      # row 31 (h=1, r=7) of group 1, chunk 7 -> lane 16+15, bits 28-31
+    nib[128 + 3, 2] = 0xC      # second CTA (M = 256, cta_group::2): row 3 -> lane 128+3, bits 8-11
+    cells = TO.pack_metadata(kind, nib, rows_per_cta=128, reading="cutlass-interleaved")[:, 0]
+    want = np.zeros(256, dtype=np.uint32)
+    want[0], want[8], want[31], want[131] = 0x4 << 16, 0x9 << 4, 0xE << 28, 0xC << 8
+    assert (cells == want).all()
+    full = RNG.integers(0, 16, size=(256, 8))
+    for r in ("cutlass-interleaved", "row-per-lane"):
+        packed = TO.pack_metadata(kind, full, rows_per_cta=128, reading=r)
+        assert (TO.read_metadata(kind, packed, 8, rows_per_cta=128, reading=r) == full).all()
+    plain = TO.pack_metadata(kind, full, rows_per_cta=128, reading="row-per-lane")
+    assert (TO.pack_metadata(kind, full, rows_per_cta=64, reading="cutlass-interleaved") == plain).all()
+    assert (TO.pack_metadata("i8", full, rows_per_cta=128, reading="cutlass-interleaved")
+            == TO.pack_metadata("i8", full, rows_per_cta=128, reading="row-per-lane")).all()
+
+
 def test_scale_factor_placement():
     codes = np.arange(40 * 2, dtype=np.uint8).reshape(40, 2)
     cells = TO.pack_scale_factors(codes, scale_id=2)

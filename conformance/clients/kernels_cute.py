@@ -59,6 +59,8 @@ class Gemm:
     ts: bool = False             # A in Tensor Memory
     store: str = "32dp32b8x"     # SM100_TMEM_STORE_<store> (TS: writes A)
     pair: bool = False           # cta_group::2 (the 2x1SM atom, a cluster of 2 CTAs; gemm_2sm)
+    acc16: bool = False          # f16 accumulator (read with a _16b TMEM load atom)
+    scale_c: int | None = None   # SM100_MMA_F16BF16_SS_SCALED: D = A*B + D * 2^-scale_c (scale-input-d)
 
     @property
     def entry(self) -> str:
@@ -66,7 +68,11 @@ class Gemm:
 
     @property
     def acc(self) -> str:
-        return "int32_t" if self.ta in ("s8", "u8") else "float"
+        return "int32_t" if self.ta in ("s8", "u8") else "cutlass::half_t" if self.acc16 else "float"
+
+    @property
+    def out_dtype(self):
+        return {"int32_t": np.int32, "float": np.float32}.get(self.acc, np.float16)
 
     def cpp(self) -> str:
         """The configuration struct and its ``extern "C"`` kernel."""
@@ -74,6 +80,8 @@ class Gemm:
         major = {"K": "UMMA::Major::K", "MN": "UMMA::Major::MN"}
         form = ("2x1SM_" if self.pair else "") + ("TS" if self.ts else "SS")
         mma = mma_type(_ATOM_KIND[self.ta], form, ta, tb, self.acc, self.m, self.n, major[self.ma], major[self.mb])
+        if self.scale_c is not None:
+            mma = mma.replace(f"_{form}<", f"_{form}_SCALED<").replace(">", f", {self.scale_c}>")
         body = "gemm_2sm" if self.pair else "gemm_1sm"
         acc_cols = self.n
         return "\n".join([
@@ -96,15 +104,28 @@ class Gemm:
         va, vb = _VALUES.get(self.ta, _SIGNED), _VALUES.get(self.tb, _SIGNED)
         a = rng.choice(va, (self.m, self.k))
         b = rng.choice(vb, (self.n, self.k))
-        out = np.int32 if self.acc == "int32_t" else np.float32
-        want = (a.astype(np.float64) @ b.T.astype(np.float64)).astype(out)
+        want = _product(a, b, self.scale_c, 256 // _BITS[self.ta]).astype(self.out_dtype)
         a_mem = a if self.ma == "K" else a.T
         b_mem = b if self.mb == "K" else b.T
         return Case((In(codes(self.ta, np.ascontiguousarray(a_mem))), In(codes(self.tb, np.ascontiguousarray(b_mem))),
-                     Out("c", (self.m, self.n), out)), (1, 1, 1), {"c": want})
+                     Out("c", (self.m, self.n), self.out_dtype)), (1, 1, 1), {"c": want})
 
     def families(self) -> tuple[str, ...]:
         return ("mma_cta_pair", "mma", "tmem", "pipeline") if self.pair else ("mma", "tmem", "pipeline")
+
+
+_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8}
+
+
+def _product(a: np.ndarray, b: np.ndarray, scale_c: int | None, kmma: int) -> np.ndarray:
+    """float64 A B^T; with scale-input-d, per MMA of ``kmma`` K: D = A_k B_k^T + D * 2^-scale_c (§9.7.16.10.9.1)."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    if scale_c is None:
+        return a @ b.T
+    d = np.zeros((a.shape[0], b.shape[0]))
+    for k0 in range(0, a.shape[1], kmma):
+        d = a[:, k0:k0 + kmma] @ b[:, k0:k0 + kmma].T + d * 2.0 ** -scale_c
+    return d
 
 
 HEADER = "gemm_1sm.cuh"
@@ -121,7 +142,7 @@ def mma_type(kind: str, form: str, ta: str, tb: str, tc: str, m: int, n: int, ma
 
 
 def _kernel(g: Gemm, program: CuteProgram) -> ClientKernel:
-    sig = {"a": "*u8", "b": "*u8", "c": "*fp32" if g.acc == "float" else "*i32"}
+    sig = {"a": "*u8", "b": "*u8", "c": {"float": "*fp32", "int32_t": "*i32"}.get(g.acc, "*fp16")}
     return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
                         num_warps=4, num_stages=1, num_ctas=2 if g.pair else 1)
 
@@ -172,6 +193,11 @@ def ts_gemms() -> list[Gemm]:
         G("tf32_ts_m128n64k32", "tf32", "tf32", 128, 64, 32, ts=True),
         G("s8_ts_m128n64k128", "s8", "s8", 128, 64, 128, ts=True),
         G("e4m3_ts_m128n64k128", "e4m3", "e4m3", 128, 64, 128, ts=True),
+        # f16 accumulators read with 16-bit loads (.pack::16b), and scale-input-d (the _SCALED atom)
+        G("f16acc_ss_m128n64k64_32dp32b8x_16b", "f16", "f16", 128, 64, 64, acc16=True, load="32dp32b8x_16b"),
+        G("f16acc_ss_m64n64k64_16dp256b1x_16b", "f16", "f16", 64, 64, 64, acc16=True, load="16dp256b1x_16b"),
+        G("f16_ss_scaled2_m128n64k64", "f16", "f16", 128, 64, 64, scale_c=2),
+        G("bf16_ss_scaled1_m128n64k64", "bf16", "bf16", 128, 64, 64, scale_c=1),
     ]
 
 
@@ -182,7 +208,10 @@ def ts_gemms() -> list[Gemm]:
 
 #: UTCCP atom -> its source rows; source row i lands in lanes i (and its broadcast copies), and holds
 #: the 32-row scale-factor image's row i % 32 (every lane quarter must hold the same factors, §9.7.16.10.7)
-UTCCP_ROWS = {"128dp128bit": 128, "4x32dp128bit": 32, "2x64dp128bitlw0213": 64, "2x64dp128bitlw0123": 64}
+UTCCP_ROWS = {"128dp128bit": 128, "4x32dp128bit": 32, "2x64dp128bitlw0213": 64, "2x64dp128bitlw0123": 64,
+              "128dp256bit": 128}
+#: bytes a source row holds (256-bit shapes: 32; N > 128 needs the scale factors of 8 columns)
+UTCCP_WIDTH = {"128dp256bit": 32}
 
 
 @dataclass(frozen=True)
@@ -202,6 +231,7 @@ class Scaled:
     swb: str = "SW128"
     load: str = "32dp32b8x"
     m: int = 128
+    pair: bool = False           # cta_group::2 (2x1SM atoms, UTCCP _2cta; cute/gemm_bs2.cuh), M = 256
 
     @property
     def entry(self) -> str:
@@ -219,15 +249,18 @@ class Scaled:
         ta, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb]
         tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
         k = "UMMA::Major::K"
+        form = "2x1SM_SS" if self.pair else "SS"
         if self.fp4:
-            mma = f"SM100_MMA_MXF4_SS<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {self.vs}, {k}, {k}>"
+            mma = f"SM100_MMA_MXF4_{form}<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {self.vs}, {k}, {k}>"
         else:
-            mma = f"SM100_MMA_MXF8F6F4_SS<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {k}, {k}>"
+            mma = f"SM100_MMA_MXF8F6F4_{form}<{ta}, {tb}, float, {tsf}, {self.m}, {self.n}, {k}, {k}>"
+        body = "gemm_bs2" if self.pair else "gemm_bs"
         return "\n".join([
             f"struct Cfg_{self.entry} {{",
             f"  using TA = {ta}; using TB = {tb}; using TSF = {tsf};",
             f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, SPB = {self.kblock // self.vs};",
             f"  static constexpr int SFA_ROWS = {UTCCP_ROWS[self.cpa]}, SFB_ROWS = {UTCCP_ROWS[self.cpb]};",
+            f"  static constexpr int SFA_W = {UTCCP_WIDTH.get(self.cpa, 16)}, SFB_W = {UTCCP_WIDTH.get(self.cpb, 16)};",
             f"  using Mma = {mma};",
             f"  using AtomA = UMMA::Layout_K_{self.swa}_Atom<TA>;",
             f"  using AtomB = UMMA::Layout_K_{self.swb}_Atom<TB>;",
@@ -236,7 +269,7 @@ class Scaled:
             f"  using Load = SM100_TMEM_LOAD_{self.load};",
             "};",
             f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
-            f"void const* sfa, void const* sfb, void* c) {{ cts::gemm_bs<Cfg_{self.entry}>(a, b, sfa, sfb, c); }}",
+            f"void const* sfa, void const* sfb, void* c) {{ cts::{body}<Cfg_{self.entry}>(a, b, sfa, sfb, c); }}",
         ])
 
     def _scales(self, rng, rows: int, cp: str):
@@ -247,7 +280,7 @@ class Scaled:
             raise ValueError(f"{self.name}: K / vs expects at most 4 scale factors a row (one column), but got {per_row}")
         e = rng.integers(-1, 2, (rows, per_row))
         code = (e + 127) if self.sf == "ue8m0" else ((e + 7) << 3)
-        image = np.zeros((32, 16), dtype=np.uint8)
+        image = np.zeros((32, UTCCP_WIDTH.get(cp, 16)), dtype=np.uint8)
         for r in range(rows):
             image[r % 32, 4 * (r // 32):4 * (r // 32) + per_row] = code[r]
         src = image[np.arange(UTCCP_ROWS[cp]) % 32]
@@ -256,7 +289,11 @@ class Scaled:
     def make_case(self, rng: np.random.Generator) -> Case:
         a = rng.integers(-3, 4, (self.m, self.k))
         b = rng.integers(-3, 4, (self.n, self.k))
-        sa, sa_src = self._scales(rng, self.m, self.cpa)
+        if self.pair:       # each CTA: the factors of its M/2 rows of A (32-row images one after the other)
+            parts = [self._scales(rng, self.m // 2, self.cpa) for _ in range(2)]
+            sa, sa_src = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        else:
+            sa, sa_src = self._scales(rng, self.m, self.cpa)
         sb, sb_src = self._scales(rng, self.n, self.cpb)
         a_s = a * np.repeat(sa, self.vs, axis=1)
         b_s = b * np.repeat(sb, self.vs, axis=1)
@@ -265,13 +302,26 @@ class Scaled:
                      Out("c", (self.m, self.n), np.float32)), (1, 1, 1), {"c": want})
 
     def families(self) -> tuple[str, ...]:
-        return ("mma_block_scale", "tcgen05_cp", "tmem", "pipeline")
+        pair = ("mma_cta_pair",) if self.pair else ()
+        return ("mma_block_scale", *pair, "tcgen05_cp", "tmem", "pipeline")
 
 
 def _scaled_kernel(g: Scaled, program: CuteProgram) -> ClientKernel:
     sig = {"a": "*u8", "b": "*u8", "sfa": "*u8", "sfb": "*u8", "c": "*fp32"}
     return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
-                        num_warps=4, num_stages=1)
+                        num_warps=4, num_stages=1, num_ctas=2 if g.pair else 1)
+
+
+def pair_scaled_gemms() -> list[Scaled]:
+    """cta_group::2 block scaling: SFB holds all N rows in both CTAs (CUTLASS's MMA_ScaleFactor; K5)."""
+    S = Scaled
+    w4 = dict(cpa="4x32dp128bit", cpb="4x32dp128bit", pair=True, m=256)
+    return [
+        S("mxf8_e4m3_2sm_m256n128k64", "e4m3", "e4m3", 128, 64, swa="SW64", swb="SW64", **w4),
+        S("mxf8_e5m2_e4m3_2sm_m256n64k128", "e5m2", "e4m3", 64, 128, **w4),
+        S("mxf4_2sm_m256n128k128", "e2m1", "e2m1", 128, 128, swa="SW64", swb="SW64", **w4),
+        S("nvf4_ue4m3_2sm_m256n64k64", "e2m1", "e2m1", 64, 64, vs=16, sf="ue4m3", swa="SW32", swb="SW32", **w4),
+    ]
 
 
 def scaled_gemms() -> list[Scaled]:
@@ -293,6 +343,11 @@ def scaled_gemms() -> list[Scaled]:
         S("nvf4_ue4m3_m128n128k64_cp128x128b", "e2m1", "e2m1", 128, 64, vs=16, sf="ue4m3", swa="SW32", swb="SW32"),
         S("nvf4_ue8m0_m128n64k64_cp64x128b_01_23", "e2m1", "e2m1", 64, 64, vs=16, cpa="2x64dp128bitlw0123",
           swa="SW32", swb="SW32"),
+        # N = 256: SFB spans 8 columns, copied by one 128x256b UTCCP
+        S("mxf8_e4m3_m128n256k64_cp128x256b", "e4m3", "e4m3", 256, 64, cpb="128dp256bit", swa="SW64", swb="SW64",
+          load="32dp32b32x"),
+        S("mxf4_m128n256k128_cp128x256b", "e2m1", "e2m1", 256, 128, cpa="128dp256bit", cpb="128dp256bit",
+          swa="SW64", swb="SW64", load="32dp32b32x"),
     ]
 
 
@@ -314,11 +369,177 @@ def pair_gemms() -> list[Gemm]:
         G("s8_2sm_m256n128k128", "s8", "s8", 256, 128, 128, pair=True),
         G("e4m3_2sm_m256n64k128", "e4m3", "e4m3", 256, 64, 128, pair=True),
         G("f16_2sm_m128n64k64", "f16", "f16", 128, 64, 64, pair=True, load="16dp256b1x"),
+        # TS with cta_group::2: each CTA stores its M/2 rows of A to its own Tensor Memory
+        G("f16_2sm_ts_m256n64k64", "f16", "f16", 256, 64, 64, pair=True, ts=True),
+        G("tf32_2sm_ts_m256n128k32", "tf32", "tf32", 256, 128, 32, pair=True, ts=True),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------
+# structured-sparse kinds: metadata permuted by CUTLASS's Sm1xxGemmSparseConfig, UTCCP'd to TMEM (cute/gemm_sp.cuh)
+
+#: the 2:4 pairs (idx0 < idx1) a tcgen05 metadata nibble names, and the 1:2 nibbles (§9.7.16.10.8.1-.2)
+_PAIRS = ((0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3))
+_TF32_NIBBLE = (0b0100, 0b1110)
+_SP_ATOM = {"f16": "F16BF16", "bf16": "F16BF16", "tf32": "TF32", "s8": "S8", "e4m3": "F8F6F4"}
+
+
+@dataclass(frozen=True)
+class SparseGemm:
+    """One ``gemm_sp`` configuration: C[128,N] = A[128,K] B[N,K]^T, A structured-sparse, K-major."""
+
+    name: str
+    ta: str
+    n: int
+    sw: str = "SW128"            # layout atom of A (dense and Sp) and B
+    load: str = "32dp32b8x"
+    m: int = 128
+    pair: bool = False           # cta_group::2 (2x1SM_SS_SPARSE, gemm_sp2), M = 256
+    tb: str = ""                 # B's format when it differs from A's
+    scaled: bool = False         # block-scaled (MXF8F6F4_SS_SPARSE, ue8m0 block32 scale factors)
+    vs: int = 64                 # logical K per scale factor (CuTe's SFVecSize: mxf8f6f4 .sp 64, one per MMA,
+    #                              Table 54 1X over the logical K, reference.block_scaling, mma_traits_sm100.hpp:2804;
+    #                              fp4: 64 = kind::mxf4 .block32, 32 = kind::mxf4nvf4 .block16)
+    sf: str = "ue8m0"
+
+    @property
+    def entry(self) -> str:
+        return "cute_" + self.name.replace(".", "_")
+
+    @property
+    def fp4(self) -> bool:
+        return self.ta == "e2m1"
+
+    @property
+    def mma_k(self) -> int:
+        """Logical K of one sparse MMA (Table 39)."""
+        return {"tf32": 16, "f16": 32, "bf16": 32, "e2m1": 128}.get(self.ta, 64)
+
+    @property
+    def k(self) -> int:
+        """K of one CUTLASS metadata atom (Sm1xxGemmSparseConfig::TensorEAtomK)."""
+        return 64 if self.ta == "tf32" else 256 if self.fp4 else 128
+
+    @property
+    def acc(self) -> str:
+        return "int32_t" if self.ta == "s8" else "float"
+
+    def cpp(self) -> str:
+        t, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb or self.ta]
+        k = "UMMA::Major::K"
+        form = "2x1SM_SS" if self.pair else "SS"
+        tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
+        kind, sf = ("MXF8F6F4", f"{tsf}, ") if self.scaled else (_SP_ATOM[self.ta], "")
+        mn = f"{self.m}, {self.n}"
+        if self.fp4:            # VS = 64: kind::mxf4 .block32; VS = 32: kind::mxf4nvf4 .block16 (stored elements)
+            kind, mn = "MXF4NVF4", f"{mn}, {self.vs}"
+        mma = f"SM100_MMA_{kind}_{form}_SPARSE<{t}, {tb}, {self.acc}, {sf}{mn}, {k}, {k}>"
+        ta_smem, kc = ("uint8_t", self.k // 4) if self.fp4 else ("TA", self.k // 2)   # fp4: packed bytes
+        body = "gemm_sp2" if self.pair else "gemm_sp"
+        sfp = ", sfa, sfb" if self.scaled else ""
+        return "\n".join([
+            f"struct Cfg_{self.entry} {{",
+            f"  using TA = {t}; using TB = {tb}; using TC = {self.acc}; using TSF = {tsf};",
+            f"  static constexpr int M = {self.m}, N = {self.n}, K = {self.k}, E_COL = 256, SF_COL = 264, "
+            f"SPB = {self.mma_k // self.vs}, SF_GROUPS = {max(1, self.k // self.vs // 4)};",
+            f"  static constexpr bool SCALED = {'true' if self.scaled else 'false'};",
+            f"  static constexpr int KC = {kc};",
+            f"  using TAS = {ta_smem};      // compressed A's element in shared memory",
+            f"  using Mma = {mma};",
+            f"  using AtomA = UMMA::Layout_K_{self.sw}_Atom<{ta_smem}>;",
+            f"  using SpAtomA = UMMA::Layout_K_{self.sw}_SpAtom<{ta_smem}, {4 if self.fp4 else 2}>;",
+            f"  using AtomB = UMMA::Layout_K_{self.sw}_Atom<TB>;",
+            f"  using Load = SM100_TMEM_LOAD_{self.load};",
+            "};",
+            f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
+            f"void const* e, {'void const* sfa, void const* sfb, ' if self.scaled else ''}void* c) "
+            f"{{ cts::{body}<Cfg_{self.entry}>(a, b, e, c{sfp}); }}",
+        ])
+
+    def make_case(self, rng: np.random.Generator) -> Case:
+        """Dense A from compressed values and metadata nibbles (expanded here, by the §9.7.16.10.8 rule)."""
+        m, k = self.m, self.k
+        vals = np.arange(1, 4) if self.ta == "u8" else np.array([-3, -2, -1, 1, 2, 3])
+        comp = rng.choice(vals, (m, k // 2))
+        dense = np.zeros((m, k), dtype=np.int64)
+        if self.ta == "tf32":                       # 1:2: one kept element per pair
+            pos = rng.integers(0, 2, (m, k // 2))
+            nib = np.array(_TF32_NIBBLE)[pos]
+            rows, j = np.indices(pos.shape)
+            dense[rows, 2 * j + pos] = comp
+        elif self.fp4:                              # 4:8: two kept pairs per 8
+            pick = rng.integers(0, len(_PAIRS), (m, k // 8))
+            pairs = np.array(_PAIRS)[pick]
+            nib = pairs[..., 0] | (pairs[..., 1] << 2)
+            rows, j = np.indices(pick.shape)
+            for t in range(4):                      # stored element t of the chunk -> pair t // 2, half t % 2
+                dense[rows, 8 * j + 2 * pairs[..., t // 2] + t % 2] = comp[:, t::4]
+        else:                                       # 2:4: two kept elements per 4
+            pick = rng.integers(0, len(_PAIRS), (m, k // 4))
+            pairs = np.array(_PAIRS)[pick]
+            nib = pairs[..., 0] | (pairs[..., 1] << 2)
+            rows, j = np.indices(pick.shape)
+            dense[rows, 4 * j + pairs[..., 0]] = comp[:, 0::2]
+            dense[rows, 4 * j + pairs[..., 1]] = comp[:, 1::2]
+        meta = (nib[:, 0::2] | (nib[:, 1::2] << 4)).astype(np.uint8)
+        b = rng.integers(-3, 4, (self.n, k))
+        out = np.int32 if self.acc == "int32_t" else np.float32
+        ins = [In(codes(self.ta, comp)), In(codes(self.tb or self.ta, b)), In(meta)]
+        if self.scaled:         # a factor per vs logical K (SFVecSize), sets of 4 a row as 32-row images (Scaled)
+            sa, sa_src = self._scale_sets(rng, m)
+            sb, sb_src = self._scale_sets(rng, self.n)
+            dense = dense * np.repeat(sa, self.vs, axis=1)
+            b = b * np.repeat(sb, self.vs, axis=1)
+            ins += [In(sa_src), In(sb_src)]
+        want = (dense.astype(np.float64) @ b.T.astype(np.float64)).astype(out)
+        return Case((*ins, Out("c", (m, self.n), out)), (1, 1, 1), {"c": want})
+
+    def _scale_sets(self, rng, rows: int):
+        """(scale values [rows, K / vs], the 32-row UTCCP images of each set of 4 factors, stacked)."""
+        s = Scaled(self.name, self.ta, self.tb or self.ta, self.n, min(self.k, 4 * self.vs), vs=self.vs, sf=self.sf)
+        sets = [s._scales(rng, rows, "4x32dp128bit") for _ in range(max(1, self.k // self.vs // 4))]
+        return np.concatenate([v for v, _ in sets], axis=1), np.concatenate([img for _, img in sets], axis=0)
+
+    def families(self) -> tuple[str, ...]:
+        pair = ("mma_cta_pair",) if self.pair else ()
+        scaled = ("mma_block_scale",) if self.scaled else ()
+        return ("mma_sp", *pair, *scaled, "tcgen05_cp", "tmem", "pipeline")
+
+
+def _sparse_kernel(g: SparseGemm, program: CuteProgram) -> ClientKernel:
+    sf = {"sfa": "*u8", "sfb": "*u8"} if g.scaled else {}
+    sig = {"a": "*u8", "b": "*u8", "e": "*u8", **sf, "c": "*fp32" if g.acc == "float" else "*i32"}
+    return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
+                        num_warps=4, num_stages=1, num_ctas=2 if g.pair else 1)
+
+
+def sparse_gemms() -> list[SparseGemm]:
+    S = SparseGemm
+    return [
+        S("f16_sp_m128n64k128", "f16", 64),
+        S("bf16_sp_m128n128k128", "bf16", 128, load="32dp32b16x"),
+        S("tf32_sp_m128n64k64", "tf32", 64),
+        S("s8_sp_m128n64k128", "s8", 64, sw="SW64"),
+        S("e4m3_sp_m128n64k128", "e4m3", 64, sw="SW64"),
+        # cta_group::2: 128 rows of A and metadata per CTA (interleaved per CTA for f16/tf32, Q-META-TMEM)
+        S("f16_sp_2sm_m256n64k128", "f16", 64, m=256, pair=True),
+        S("tf32_sp_2sm_m256n64k64", "tf32", 64, m=256, pair=True),
+        S("s8_sp_2sm_m256n64k128", "s8", 64, sw="SW64", m=256, pair=True),
+        S("e4m3_sp_2sm_m256n64k128", "e4m3", 64, sw="SW64", m=256, pair=True),
+        # block-scaled sparse (kind::mxf8f6f4 .sp): ue8m0, one factor per MMA (ids 0 and 1)
+        S("mxf8_e4m3_sp_m128n64k128", "e4m3", 64, sw="SW64", scaled=True),
+        S("mxf8_e5m2_e4m3_sp_m128n128k128", "e5m2", 128, sw="SW64", scaled=True, tb="e4m3", load="32dp32b16x"),
+        S("mxf4_sp_m128n64k256", "e2m1", 64, sw="SW64", scaled=True),
+        S("nvf4_ue4m3_sp_m128n64k256", "e2m1", 64, sw="SW64", scaled=True, vs=32, sf="ue4m3"),
     ]
 
 
 def configs() -> list[ClientKernel]:
     scaled = CuteProgram("cute_bs", "gemm_bs.cuh", tuple(g.cpp() for g in scaled_gemms()))
+    sparse = CuteProgram("cute_sp", "gemm_sp.cuh", tuple(g.cpp() for g in sparse_gemms()))
+    scaled2 = CuteProgram("cute_bs2", "gemm_bs2.cuh", tuple(g.cpp() for g in pair_scaled_gemms()))
     return (_family("cute_ss", ss_gemms()) + _family("cute_ts", ts_gemms()) + _family("cute_ld", ld_gemms())
             + _family("cute_2sm", pair_gemms(), header="gemm_2sm.cuh")
-            + [_scaled_kernel(g, scaled) for g in scaled_gemms()])
+            + [_scaled_kernel(g, scaled) for g in scaled_gemms()]
+            + [_sparse_kernel(g, sparse) for g in sparse_gemms()]
+            + [_scaled_kernel(g, scaled2) for g in pair_scaled_gemms()])

@@ -66,7 +66,7 @@ class Case:
 FAMILIES: dict[str, tuple[str | None, str]] = {
     "mma": (r"^tcgen05\.mma\.", "9.7.16.10.9"),
     "mma_block_scale": (r"^tcgen05\.mma\..*\.block_scale", "9.7.16.10.7"),
-    "mma_cta_pair": (r"^tcgen05\.mma\.cta_group::2", "9.7.16.10.9"),
+    "mma_cta_pair": (r"^tcgen05\.mma\.(sp\.)?cta_group::2", "9.7.16.10.9"),
     "mma_ws": (r"^tcgen05\.mma\.ws", "9.7.16.10.9.3"),
     "mma_sp": (r"^tcgen05\.mma\.sp", "9.7.16.10.9.2"),
     "tmem": (r"^tcgen05\.(ld|st)\.", "9.7.16.8"),

@@ -19,7 +19,9 @@ and base offset fields matter (a device that drops them reads other bytes):
 
 :func:`relocate` then moves half of the images up the window (``smem_dst``, a multiple of 1024,
 so base offsets and swizzle phases stay): a quarter end exactly at the buffer's end
-(``SMEM_CAPACITY``), a quarter anywhere, so every start-address bit is set by some case.
+(``SMEM_CAPACITY``), a quarter anywhere, so every start-address bit is set by some case. Images
+with absolute-mode LBOs always move up (the top for half of them), so their LBOs, which are
+addresses (§9.7.16.3.1.2), reach above 64 KiB.
 """
 
 from __future__ import annotations
@@ -112,12 +114,21 @@ def tile_start(staging: Staging, swizzle: str, major: str, k_run: int, rng) -> t
     return block, block
 
 
-def high_shift(image_bytes: int, seed: int) -> int:
+def top_shift(image_bytes: int) -> int:
+    """The shift (a multiple of 1024) that puts a staged image of ``image_bytes`` at the top of the
+    buffer (0 when it fills the buffer)."""
+    return max(0, (R.SMEM_CAPACITY - image_bytes) // PATTERN_ALIGN * PATTERN_ALIGN)
+
+
+def high_shift(image_bytes: int, seed: int, always_up: bool = False) -> int:
     """Where (a multiple of 1024) a staged image of ``image_bytes`` goes: 0 for half the seeds, the
-    top of the buffer for a quarter, anywhere in between for the rest."""
-    top = (R.SMEM_CAPACITY - image_bytes) // PATTERN_ALIGN
+    top of the buffer for a quarter, anywhere in between for the rest. ``always_up``: never 0 (the
+    top for half the seeds, anywhere above 0 for the rest)."""
+    top = top_shift(image_bytes) // PATTERN_ALIGN
     rng = np.random.default_rng(seed)
     draw = rng.random()
+    if always_up:
+        draw = 0.5 + draw / 2
     if top <= 0 or draw < 0.5:
         return 0
     return PATTERN_ALIGN * (top if draw < 0.75 else int(rng.integers(1, top + 1)))

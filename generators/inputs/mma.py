@@ -411,14 +411,18 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     smem = [st.padded() for st in stagings]
     rec["smem_bytes"] = max(len(s) for s in smem)
     rec["smem_src"] = blocks.add([s + b"\0" * (rec["smem_bytes"] - len(s)) for s in smem], align=1024)
-    relocate(rec, high_shift(rec["smem_bytes"], tile_seed + 1))
+    # absolute leading-dimension mode: the image always moved up (the top for half the cases), so the
+    # absolute LBOs (continuation addresses, §9.7.16.3.1.2) set the LBO bits 28-29 (addresses
+    # >= 64 KiB) that relative LBOs never reach (field coverage, issue 15)
+    relocate(rec, high_shift(rec["smem_bytes"], tile_seed + 1, always_up=absolute))
     lane = logical.lane_offset
     region = d_region(op, logical.c, rng, lane)
     tmem = {"d": list(region.before)}
     if p["a_operand"] == "tmem" and preload_a:
         tmem["a"] = _row_region(layout, TO.pack_a(op.kind, op.a_type, logical.a), cg, rng, lane)
     if op.sparse:
-        cells = TO.pack_metadata(op.kind, logical.meta, 0 if op.block_scaled else op.sparsity_selector)
+        cells = TO.pack_metadata(op.kind, logical.meta, 0 if op.block_scaled else op.sparsity_selector,
+                                 rows_per_cta=op.m // cg)
         garbage = V.random_words(rng, cells.shape)
         first, _ = TO.metadata_cells(op.kind, 0 if op.block_scaled else op.sparsity_selector)
         cells[:, :first] = garbage[:, :first]          # sub-columns the selector does not pick

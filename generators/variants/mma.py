@@ -9,7 +9,8 @@ mode. Levels:
 
 * smoke: one case per Table-39 row (first combination, largest M, N rotating over the largest,
   the smallest and the one with most N-field bits), axes from the
-  group's covering array;
+  group's covering array; then a few more for kernel-axis values, descriptor and operand fields
+  (``field_hole_pairs``) and sections (``section_hole_cases``) the first pass missed;
 * default: every Table-39 combination; the other axes pairwise (per group of Table-39 rows
   with the same kind/.ws/cta_group/sparsity/K), every covering-array row used at least once;
 * exhaustive: the default level plus the full product of Table-39 row x type combination x every
@@ -38,6 +39,7 @@ from generators.variants.common import (
 )
 from reference import tables as T
 from reference.block_scaling import check_scale_ids
+from reference.datapath_layouts import layout_for
 from reference.instr_descriptor import InstrDescriptor
 from reference.smem_choice import choose_layout
 
@@ -261,8 +263,55 @@ def _smoke(rows) -> list[Case]:
                 covered |= new
     for fam in dict.fromkeys(family(b.row) for b, _ in picked):
         picked += lbo_set_variant([(b, r) for b, r in picked if family(b.row) == fam])
+    picked += field_hole_pairs(rows, picked)
     out = [make_mma_case(b, r) for b, r in picked]
     return out + section_hole_cases(rows, out)
+
+
+def _majors(base: Base, r: dict) -> dict[str, str]:
+    """{"A": major-ness, "B": major-ness} of the shared-memory operands of a case."""
+    out = {"B": parse_layout(r["b_layout"])[1]}
+    if r["a_operand"] != "tmem":
+        out["A"] = parse_layout(r["a_operand"])[1]
+    return out
+
+
+def _lane16(base: Base) -> bool:
+    """Whether the case's data-path layout allows lane alignment 16 (Layouts F and C, §9.7.16.10.5)."""
+    row = base.row
+    return 16 in layout_for(base.m, row.cta_group, sparse=row.sparse, ws=row.ws).lane_alignments
+
+
+def _a_low_lane16(base: Base, r: dict) -> bool:
+    """Whether the case's inputs place A in Tensor Memory at lane 16 and a column below 256 (the
+    taddr bits 20 and 8 of A, §9.7.16.1.1; lane alignment and columns are drawn per case by
+    ``generators.inputs.mma``)."""
+    from generators.inputs import synthesize
+
+    tm_a = int(synthesize(make_mma_case(base, r)).record["tm_a"])
+    return tm_a >> 16 == 16 and tm_a & 0xFFFF < 256
+
+
+def field_hole_pairs(rows, picked: list[tuple[Base, dict]]) -> list[tuple]:
+    """A few more smoke cases for instruction-descriptor and operand fields the others leave
+    constant (field coverage, issue 15): per kind, a K-major and an MN-major A and B in shared memory
+    where the kind has them (the transpose bits of Tables 42-44, §9.7.16.4.2); one A in Tensor Memory
+    at lane 16 of a Layout F or C data path and a column below 256 (taddr of A, §9.7.16.1.1)."""
+    have = {(b.row.kind, op, major) for b, r in picked for op, major in _majors(b, r).items()}
+    out = []
+    for row in rows:
+        for r in covering_rows(row):
+            base = next((b for b in _bases(row) if _valid(b, r)), None)
+            if base is None:
+                continue
+            new = {(row.kind, op, major) for op, major in _majors(base, r).items()} - have
+            if new:
+                out.append((base, r))
+                have |= new
+    lane16 = ((b, r) for row in rows for b in _bases(row) if _lane16(b)
+              for r in covering_rows(row) if r["a_operand"] == "tmem" and _valid(b, r))
+    pair = next((p for p in lane16 if _a_low_lane16(*p)), None)
+    return out + ([pair] if pair else [])
 
 
 def section_hole_cases(rows, have: list[Case]) -> list[Case]:

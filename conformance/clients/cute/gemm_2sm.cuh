@@ -49,19 +49,39 @@ CUTE_DEVICE void gemm_2sm(void const* pa, void const* pb, void* pc) {
   if (threadIdx.x == 0) cute::initialize_barrier(mbar, 1);
   cutlass::arch::fence_barrier_init();
   cutlass::arch::fence_view_async_shared();
-  cute::cluster_sync();
+  __syncthreads();             // tmem_base is read below (the pair synchronises before the MMA)
   Tensor tCtAcc = thr_mma.make_fragment_C(tCgC);
   tCtAcc.data() = tmem_base;
-  if (rank == 0 && warp == 0) {
-    Tensor tCrA = thr_mma.make_fragment_A(tCsA);
-    Tensor tCrB = thr_mma.make_fragment_B(tCsB);
-    tiled_mma.accumulate_ = UMMA::ScaleOut::Zero;
-    CUTE_UNROLL
-    for (int k = 0; k < size<2>(tCrA); ++k) {
-      gemm(tiled_mma, tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
-      tiled_mma.accumulate_ = UMMA::ScaleOut::One;
+  auto issue = [&](auto const& tCrA) {
+    if (rank == 0 && warp == 0) {
+      Tensor tCrB = thr_mma.make_fragment_B(tCsB);
+      tiled_mma.accumulate_ = UMMA::ScaleOut::Zero;
+      CUTE_UNROLL
+      for (int k = 0; k < size<2>(tCrA); ++k) {
+        gemm(tiled_mma, tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+        tiled_mma.accumulate_ = UMMA::ScaleOut::One;
+      }
+      cutlass::arch::umma_arrive_multicast_2x1SM(&mbar, uint16_t(0b11));
     }
-    cutlass::arch::umma_arrive_multicast_2x1SM(&mbar, uint16_t(0b11));
+  };
+  if constexpr (Cfg::A_TMEM) {
+    // TS: each CTA writes its M/2 rows of A to its own Tensor Memory (same columns in both) with a CuTe
+    // TMEM store atom before the pair synchronises; the leader's MMA reads A from both CTAs.
+    Tensor tCtA = thr_mma.make_fragment_A(partition_shape_A(tiled_mma, make_shape(Int<M>{}, Int<K>{})));
+    tCtA.data() = tmem_base + Cfg::A_COL;
+    auto r2t = make_tmem_copy(typename Cfg::StoreA{}, tCtA);
+    auto thr_st = r2t.get_slice(threadIdx.x);
+    Tensor tSgA = thr_st.partition_S(tCgA);
+    Tensor tSrA = make_fragment_like(tSgA);
+    copy(tSgA, tSrA);
+    copy(r2t, tSrA, thr_st.partition_D(tCtA));
+    cutlass::arch::fence_view_async_tmem_store();
+    cute::cluster_sync();
+    cutlass::arch::fence_view_async_tmem_store();
+    issue(tCtA);
+  } else {
+    cute::cluster_sync();
+    issue(thr_mma.make_fragment_A(tCsA));
   }
   cute::wait_barrier(mbar, 0);
   auto t2r = make_tmem_copy(typename Cfg::Load{}, tCtAcc);

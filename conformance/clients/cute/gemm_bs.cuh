@@ -25,12 +25,13 @@ CUTE_DEVICE void copy_to_smem(G const& g, S& s, int pair_stride) {
   }
 }
 
-// Scale-factor source rows (ROWS x 16 bytes) in shared memory, K-major INTERLEAVE canonical layout.
-template <int ROWS>
+// Scale-factor source rows (ROWS x W bytes, W = 16 or 32 for the 256-bit UTCCP shapes) in shared memory,
+// K-major INTERLEAVE canonical layout.
+template <int ROWS, int W>
 CUTE_DEVICE auto sf_smem(uint8_t* base, uint8_t const* g) {
-  auto layout = tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(Int<ROWS>{}, _16{}));
+  auto layout = tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(Int<ROWS>{}, Int<W>{}));
   Tensor s = make_tensor(make_smem_ptr(base), layout);
-  for (int i = threadIdx.x; i < ROWS * 16; i += blockDim.x) s(i / 16, i % 16) = g[i];
+  for (int i = threadIdx.x; i < ROWS * W; i += blockDim.x) s(i / W, i % W) = g[i];
   return s;
 }
 
@@ -43,8 +44,8 @@ CUTE_DEVICE void gemm_bs(void const* pa, void const* pb, void const* psa, void c
   auto sB_layout = UMMA::tile_to_mma_shape(typename Cfg::AtomB{}, partition_shape_B(tiled_mma, make_shape(Int<N>{}, Int<K>{})));
   __shared__ alignas(1024) uint8_t smemA[cosize_v<decltype(sA_layout)> * sizeof_bits_v<TA> / 8];
   __shared__ alignas(1024) uint8_t smemB[cosize_v<decltype(sB_layout)> * sizeof_bits_v<TB> / 8];
-  __shared__ alignas(128) uint8_t smemSFA[Cfg::SFA_ROWS * 16];
-  __shared__ alignas(128) uint8_t smemSFB[Cfg::SFB_ROWS * 16];
+  __shared__ alignas(128) uint8_t smemSFA[Cfg::SFA_ROWS * Cfg::SFA_W];
+  __shared__ alignas(128) uint8_t smemSFB[Cfg::SFB_ROWS * Cfg::SFB_W];
   __shared__ alignas(8) uint64_t mbar;
   __shared__ uint32_t tmem_base;
 
@@ -60,8 +61,8 @@ CUTE_DEVICE void gemm_bs(void const* pa, void const* pb, void const* psa, void c
   Tensor tCsB = make_tensor(make_smem_ptr<TB>(static_cast<void*>(smemB)), sB_layout);
   copy_to_smem(thr_mma.partition_A(gA), tCsA, M);
   copy_to_smem(thr_mma.partition_B(gB), tCsB, N);
-  Tensor sSFA = sf_smem<Cfg::SFA_ROWS>(smemSFA, reinterpret_cast<uint8_t const*>(psa));
-  Tensor sSFB = sf_smem<Cfg::SFB_ROWS>(smemSFB, reinterpret_cast<uint8_t const*>(psb));
+  Tensor sSFA = sf_smem<Cfg::SFA_ROWS, Cfg::SFA_W>(smemSFA, reinterpret_cast<uint8_t const*>(psa));
+  Tensor sSFB = sf_smem<Cfg::SFB_ROWS, Cfg::SFB_W>(smemSFB, reinterpret_cast<uint8_t const*>(psb));
 
   int warp = threadIdx.x / 32;
   if (warp == 0) {
@@ -74,7 +75,7 @@ CUTE_DEVICE void gemm_bs(void const* pa, void const* pb, void const* psa, void c
   __syncthreads();
   Tensor tCtAcc = thr_mma.make_fragment_C(tCgC);
   tCtAcc.data() = tmem_base;
-  uint32_t sfa_col = tmem_base + 256, sfb_col = tmem_base + 256 + 8;
+  uint32_t sfa_col = tmem_base + 256, sfb_col = tmem_base + 256 + 8;   // 8 columns each at most
   if (warp == 0) {
     Tensor tCrA = thr_mma.make_fragment_A(tCsA);
     Tensor tCrB = thr_mma.make_fragment_B(tCsB);
