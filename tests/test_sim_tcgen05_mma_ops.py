@@ -79,8 +79,23 @@ def test_collector_use_without_fill_reads_memory():
     assert (out[0] == f32_bits(a @ b)).all()
 
 
+def metadata_cells(nib, reading):
+    """Hand placement of 128 rows x 8 metadata nibbles (chunk j of row i: ``nib[i, j]``) in one column,
+    per reading of spec question Q-META-TMEM (written out here, not taken from ``reference``)."""
+    cells = np.zeros(128, dtype=np.uint64)
+    for row in range(128):
+        if reading == "row-per-lane":              # row i's eight chunks in lane i, chunk j at bits 4j
+            cells[row] = sum(int(x) << (4 * j) for j, x in enumerate(nib[row]))
+            continue
+        group, h, r = row // 16, (row % 16) // 8, row % 8   # CUTLASS: row 16g+8h+r
+        for j, x in enumerate(nib[row]):           # chunks 0-3 in lane 16g+r, 4-7 in lane 16g+r+8, bits 16h+4(j%4)
+            cells[16 * group + r + 8 * (j // 4)] |= int(x) << (16 * h + 4 * (j % 4))
+    return cells.astype(np.uint32)
+
+
+@pytest.mark.parametrize("reading", ["cutlass-interleaved", "row-per-lane"])
 @pytest.mark.parametrize("selector", [0, 2])
-def test_sparse_f16(selector):
+def test_sparse_f16(selector, reading):
     m, n, k = 128, 32, 32                                      # logical K 32: 8 chunks of 4
     ordered = [0b0100, 0b1000, 0b1100, 0b1001, 0b1101, 0b1110]
     nib = RNG.choice(ordered, size=(m, 8))
@@ -95,11 +110,12 @@ def test_sparse_f16(selector):
     la, sa = place(img, f16_codes(comp), 16, 0, "K")
     lb, sb = place(img, f16_codes(b.T), 16, 0x4000, "K")
     tmem = np.zeros((1, 128, 128), dtype=np.uint32)
-    tmem[0, :, 96 + selector] = [sum(int(x) << (4 * j) for j, x in enumerate(row)) for row in nib]
+    tmem[0, :, 96 + selector] = metadata_cells(nib, reading)
     kern = MmaKernel("tcgen05.mma.sp.cta_group::1.kind::f16 [%r32], %rd6, %rd7, [%r34], %r22, %p7;",
                      readback=((0, 32),))
     kw = dict(smem=[img], tmem=tmem, a_desc=smem_desc(0, la, sa), b_desc=smem_desc(0x4000, lb, sb), meta=96,
-              enable=False, idesc_value=idesc(m=m, n=n, a_type="f16", b_type="f16", sparse=True, selector=selector))
+              enable=False, idesc_value=idesc(m=m, n=n, a_type="f16", b_type="f16", sparse=True, selector=selector),
+              readings={"Q-META-TMEM": reading})
     out = kern.run(**kw)
     assert (out[0] == f32_bits(dense @ b)).all()
     if faults_overridden():        # run by the stand-in execution tier: good path only
