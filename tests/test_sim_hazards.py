@@ -101,3 +101,64 @@ def test_thread_exits_with_a_tcgen05_ld_not_waited_for():
 def test_tcgen05_ld_of_columns_an_uncommitted_cp_writes():
     ptx = without(without(PROXY, "commit"), "wait")
     expect_hazard(ptx, "proxy", "async-write", "tcgen05.cp", "tcgen05.ld", block=(128, 1, 1))
+
+
+# -- spec question Q-SYNC-FENCE (docs/spec-questions.md): acquire/release synchronization as the fences --
+
+ACQUIRE = {"Q-SYNC-FENCE": "acquire-orders"}
+RELAXED_WAIT = ("mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64")
+
+
+def test_commit_acquire_wait_ld_without_fence_follows_the_reading():
+    """commit -> try_wait (default .acquire) -> tcgen05.ld with no fence::after_thread_sync (§9.7.16.6.4.2)."""
+    broken = without(PROXY, "after")
+    expect_hazard(broken, "proxy", "tcgen05-fence", "tcgen05.cp", "tcgen05.ld", block=(128, 1, 1))
+    run_kernel(SimDevice(readings=ACQUIRE), broken, "proxy", 128, block=(128, 1, 1))
+
+
+def test_relaxed_wait_needs_the_fence_under_both_readings():
+    broken = without(PROXY, "after").replace(*RELAXED_WAIT)
+    for readings in ({}, ACQUIRE):
+        with pytest.raises(HazardError) as info:
+            run_kernel(SimDevice(readings=readings), broken, "proxy", 128, block=(128, 1, 1))
+        assert info.value.rule == "tcgen05-fence", str(info.value)
+    run_kernel(SimDevice(readings=ACQUIRE), PROXY.replace(*RELAXED_WAIT), "proxy", 128, block=(128, 1, 1))
+
+
+@pytest.mark.parametrize("tag", ["before", "after"])
+def test_bar_sync_orders_tcgen05_under_acquire_orders(tag):
+    out = run_kernel(SimDevice(readings=ACQUIRE), without(CROSS, tag), "cross", 32, block=(160, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(32))
+    expect_hazard(without(CROSS, "sync"), "cross", "tmem-race", "tcgen05.st", "tcgen05.ld", block=(160, 1, 1))
+
+
+# -- allocation (§9.7.16.7.1): tcgen05.alloc / dealloc ordered by the §9.7.16.6.3 pattern -------------
+
+ALLOC_BEFORE = ("ALLOCATED:\n    tcgen05.fence::before_thread_sync;\n", "ALLOCATED:\n")
+ALLOC_AFTER = ("    bar.sync 0;\n    tcgen05.fence::after_thread_sync;\n    ld.shared.u32 %r2, [taddr];",
+               "    bar.sync 0;\n    ld.shared.u32 %r2, [taddr];")
+DEALLOC_BEFORE = ("LOADED:\n    tcgen05.fence::before_thread_sync;\n", "LOADED:\n")
+
+
+# warp 4 (not the allocating warp 0) stores and loads: its first tcgen05 operation follows the alloc pattern
+CROSS_W4 = CROSS.replace("    @%p1 bra STORED;", "    @%p2 bra STORED;")
+
+
+def test_other_warp_uses_allocated_columns_after_the_pattern():
+    out = run_kernel(SimDevice(), CROSS_W4, "cross", 32, block=(160, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(128, 160))
+
+
+@pytest.mark.parametrize("edit", [ALLOC_BEFORE, ALLOC_AFTER], ids=["before", "after"])
+def test_other_warp_uses_allocated_columns_without_the_fence_pattern(edit):
+    ptx = CROSS_W4.replace(*edit)
+    assert ptx != CROSS_W4
+    expect_hazard(ptx, "cross", "tcgen05-fence", "tcgen05.alloc", "tcgen05.st", block=(160, 1, 1))
+    run_kernel(SimDevice(readings=ACQUIRE), ptx, "cross", 32, block=(160, 1, 1))
+
+
+def test_dealloc_not_ordered_after_another_warps_ld():
+    ptx = CROSS.replace(*DEALLOC_BEFORE)
+    assert ptx != CROSS
+    expect_hazard(ptx, "cross", "tcgen05-fence", "tcgen05.ld", "tcgen05.dealloc", block=(160, 1, 1))
+    run_kernel(SimDevice(readings=ACQUIRE), ptx, "cross", 32, block=(160, 1, 1))
