@@ -89,6 +89,8 @@ class Hazards:
         self.a_ep = np.zeros((m.ncta, 512), dtype=np.int32)
         self.a_index = np.zeros((m.ncta, 512), dtype=np.int32)
         self.any_alloc = False
+        #: flat shared byte of a tcgen05.alloc's address -> (warp's first thread, epoch, line, cta, columns)
+        self.alloc_slots: dict[int, tuple[int, int, int, int, range]] = {}
         self.ld_records: list[tuple] = []                  # (warps, cta, quarter, col lo, col hi, index)
         # shared memory shadow per 16-byte granule
         g = m.smem.size // 16 + 1
@@ -515,12 +517,32 @@ class Hazards:
 
     # -- allocation (§9.7.16.7.1): alloc and dealloc are tcgen05 operations ordered by §9.7.16.6.3 --
 
-    def alloc(self, thread: int, cta: int, col: int, ncols: int, ins) -> None:
-        """The warp of ``thread`` (its first thread) allocated columns ``[col, col + ncols)`` of ``cta``."""
+    def alloc(self, thread: int, cta: int, col: int, ncols: int, ins, slot: int | None = None) -> None:
+        """The warp of ``thread`` (its first thread) allocated columns ``[col, col + ncols)`` of ``cta``
+        and wrote their address to the flat shared byte ``slot``."""
+        ep, index = int(self.clocks.own[thread]), _index(self.m, ins)
         self.a_thread[cta, col:col + ncols] = thread + 1
-        self.a_ep[cta, col:col + ncols] = self.clocks.own[thread]
-        self.a_index[cta, col:col + ncols] = _index(self.m, ins)
+        self.a_ep[cta, col:col + ncols] = ep
+        self.a_index[cta, col:col + ncols] = index
         self.any_alloc = True
+        if slot is not None:
+            self.alloc_slots[slot] = (thread, ep, index, cta, range(col, col + ncols))
+
+    def shared_read(self, s, flat: np.ndarray, nbytes: int) -> None:
+        """Generic loads by ``s`` of flat shared bytes ``flat``: another warp reading a
+        tcgen05.alloc's address uses the alloc's result, so the fence pattern must order it
+        (§9.7.16.7.1, §9.7.16.6.3)."""
+        flat = np.asarray(flat, dtype=np.int64).reshape(-1)
+        for slot, (thread, ep, index, _cta, _cols) in self.alloc_slots.items():
+            hit = (flat <= slot + 3) & (flat + nbytes > slot)
+            if not hit.any():
+                continue
+            readers = np.asarray(s.idx)[hit[:s.n] if hit.size == s.n else np.ones(s.n, dtype=bool)]
+            readers = readers[self.m.warp_of[readers] != self.m.warp_of[thread]]
+            for r in np.unique(readers[self.clocks.vt[readers, self.clocks.lt[thread]] < ep]).tolist()[:1]:
+                self._issue_order(int(r), np.array([thread]), np.array([ep]), index,
+                                  self.m.prog.code[self.m.current_pc].instr, "a load of the allocated address",
+                                  "tcgen05.alloc that wrote it")
 
     def after_alloc(self, reader: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
         """A tcgen05 operation of ``reader`` on columns ``[lo, hi)`` of ``cta``: another warp's
@@ -557,6 +579,8 @@ class Hazards:
         self.t_rd[cta, :, col:col + ncols] = 0
         self.t_iss[cta, :, col:col + ncols] = 0
         self.a_thread[cta, col:col + ncols] = 0
+        for slot in [k for k, v in self.alloc_slots.items() if v[3] == cta and col in v[4]]:
+            del self.alloc_slots[slot]
 
     def _before_dealloc(self, thread: int, cta: int, lo: int, hi: int, ins) -> None:
         """Every other warp's tcgen05 operation on the columns is ordered before the dealloc by the
@@ -706,7 +730,7 @@ class Hazards:
                              f"{_threads(m, [int(self.g_pend_thread[g[j]])])} then {_threads(m, [thread])}",
                              "the async proxy reads shared memory that an issued bulk/TMA copy has not completed "
                              "writing (its mbarrier's transaction count not yet observed complete)")
-                self.any_pend = bool(self.g_pend.any())
+        if issued is not None:
             late = self.g_time[g] > issued
             if late.any():
                 j = int(np.flatnonzero(late)[0])
