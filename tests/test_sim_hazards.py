@@ -163,3 +163,29 @@ def test_dealloc_not_ordered_after_another_warps_ld():
     assert ptx != CROSS
     expect_hazard(ptx, "cross", "tcgen05-fence", "tcgen05.ld", "tcgen05.dealloc", block=(160, 1, 1))
     run_kernel(SimDevice(readings=ACQUIRE), ptx, "cross", 32, block=(160, 1, 1))
+
+
+# -- CTA pair: the peer CTA's tcgen05.ld of cells a cta_group::2 operation wrote (§9.7.16.6.2.1.1) ----
+
+def _pair_kernel(mask: int) -> str:
+    from tests.sim_ptx_tcgen05_ops import harness
+    from tests.test_sim_tcgen05_cp import issue_cp
+
+    ptx = harness("cppair", cta_group=2, smem_bytes=0x8000, issue=issue_cp("tcgen05.cp.cta_group::2.128x256b"),
+                  readback=((0, 8),)).replace("mov.b16 %h0, 3;", f"mov.b16 %h0, {mask};")
+    cluster_sync = ("    bar.sync 0;\n    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n"
+                    "    tcgen05.fence::after_thread_sync;\n    mov.u32 %r6, %ctaid.x;")
+    assert cluster_sync in ptx
+    # each CTA relies on its own wait for the multicast commit: no cluster barrier before the read-back
+    return ptx.replace(cluster_sync, "    bar.sync 0;\n    tcgen05.fence::after_thread_sync;\n    mov.u32 %r6, %ctaid.x;")
+
+
+def test_peer_cta_observes_the_pair_operation_through_its_own_mbarrier():
+    from tests.test_sim_tcgen05_cp import desc_bits, image_k_major, inputs, run, source_bytes
+
+    data = inputs(image_k_major(source_bytes(128, 32, seed=3)), desc_bits(0, 128, 256))
+    run(_pair_kernel(3), data, 8, ctas=2)                        # multicast to both CTAs: clean
+    with pytest.raises(HazardError) as info:                      # only rank 0's mbarrier: rank 1 never observes it
+        run(_pair_kernel(1), data, 8, ctas=2)
+    assert info.value.rule in ("async-read", "async-write"), str(info.value)
+    assert "tcgen05.cp" in info.value.first and "tcgen05.ld" in info.value.second
