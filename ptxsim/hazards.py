@@ -333,9 +333,11 @@ class Hazards:
                          "tcgen05.wait::st")
         self._pending_ops(cc, kk, ins, what)
         if self.any_alloc:
-            for j in range(starts.size):
-                self.after_alloc(int(s.idx[starts[j]] - m.lane_of[s.idx[starts[j]]]),
-                                 int(np.asarray(cta).reshape(-1)[starts[j]]), int(lo[j]), int(hi[j]), ins, what)
+            a = self.a_thread[cc, kk]
+            other = (a > 0) & (m.warp_of[np.maximum(a - 1, 0)] != m.warp_of[rd])
+            if other.any():
+                self._issue_order(rd[other], a[other] - 1, self.a_ep[cc, kk][other], self.a_index[cc, kk][other], ins,
+                                  what, "tcgen05.alloc of its columns")
         if write:
             self._pending_lds(cc, qq, kk, warps, ins, what)
         kinds = self.t_kind[cc, qq, kk]
@@ -422,7 +424,7 @@ class Hazards:
             self.t_kind[c_i, q_i, k_i] = 1
             pend[c_i, q_i, k_i] = 0
 
-    def _issue_order(self, reader: int, issuers: np.ndarray, epochs: np.ndarray, first_index, ins, what: str,
+    def _issue_order(self, reader, issuers: np.ndarray, epochs: np.ndarray, first_index, ins, what: str,
                      done: str) -> None:
         """Raise unless each tcgen05 operation issued by ``issuers`` at ``epochs`` (the same thread
         excepted: program order) is ordered before ``reader``'s instruction by the pattern
@@ -433,6 +435,7 @@ class Hazards:
         if not bad.any():
             return
         j = int(np.flatnonzero(bad)[0])
+        reader = int(np.broadcast_to(reader, issuers.shape)[j])
         first = _instr(self.m, int(np.broadcast_to(first_index, issuers.shape)[j]))
         threads = f"{_threads(self.m, [int(issuers[j])])} then {_threads(self.m, [reader])}"
         if c.vc[reader, col[j]] >= epochs[j]:
