@@ -617,6 +617,8 @@ class Hazards:
         if self.any_alloc and cols[1] > cols[0]:
             for cta in np.atleast_1d(np.asarray(ctas)).tolist():
                 self.after_alloc(thread, int(cta), int(cols[0]), int(cols[1]), ins, f"tcgen05.{ins.opcode.split('.')[1]}")
+        if ins.opcode.startswith("tcgen05.shift") and cols[1] > cols[0]:     # reads the rows it moves (§9.7.16.9.3)
+            self.mma_reads_tmem(thread, np.atleast_1d(np.asarray(ctas)).tolist(), [tuple(cols)], ins, "tcgen05.shift")
         return _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
                        np.asarray(ctas), cols, int(c.own[thread]))
 

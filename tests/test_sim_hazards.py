@@ -189,3 +189,12 @@ def test_peer_cta_observes_the_pair_operation_through_its_own_mbarrier():
         run(_pair_kernel(1), data, 8, ctas=2)
     assert info.value.rule in ("async-read", "async-write"), str(info.value)
     assert "tcgen05.cp" in info.value.first and "tcgen05.ld" in info.value.second
+
+
+def test_shift_reads_rows_other_warps_stored():
+    """tcgen05.shift reads the rows it moves: another warp's tcgen05.st needs the pattern (§9.7.16.6.4.4)."""
+    from tests.sim_ptx_hazards import SHIFT
+
+    run_kernel(SimDevice(), SHIFT, "shift", 1, block=(160, 1, 1))
+    for tag, rule in (("before", "tcgen05-fence"), ("after", "tcgen05-fence"), ("sync", "tmem-race")):
+        expect_hazard(without(SHIFT, tag), "shift", rule, "tcgen05.st", "tcgen05.shift", block=(160, 1, 1))
