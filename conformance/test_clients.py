@@ -47,10 +47,11 @@ def unexercised_families(client, spellings) -> list[str]:
             for f in missing]
 
 
-# Every corpus kernel orders tcgen05 work across threads without the tcgen05 fences (rule
-# tcgen05-fence, waived for all); kernels with a documented real race (docs/sim.md "Hazard checker",
-# triage of client reports) run with that rule waived too, and a strict run must still report it.
-WAIVED_FOR_ALL = ("tcgen05-fence",)
+# Every corpus kernel (Triton and CuTe) orders tcgen05 work across threads by acquire/release
+# synchronization without the tcgen05 fences: the corpus runs under reading acquire-orders of spec
+# question Q-SYNC-FENCE (docs/spec-questions.md).  Kernels with a documented real race (docs/sim.md
+# "Hazard checker", triage of client reports) run with that rule waived, and a strict run must still report it.
+CORPUS_READINGS = {"Q-SYNC-FENCE": "acquire-orders"}
 TRIAGED_RACES = {"dot.tf32_tma_m128n64k32": "smem-overwrite"}
 
 
@@ -63,12 +64,10 @@ def _client_device(request, client=None, strict: bool = False):
         from conformance.harness.device_sim import hazards_from_environment
         from ptxsim import SimDevice
 
-        # Triton orders tcgen05 work across threads by mbarrier/bar.sync without the tcgen05 fences
-        # (docs/sim.md "Hazard checker", triage): that one rule is waived for the corpus
-        waive = WAIVED_FOR_ALL if strict else WAIVED_FOR_ALL + tuple(
+        waive = () if strict else tuple(
             rule for name, rule in TRIAGED_RACES.items() if client is not None and client.name == name)
         return SimDevice(device.sim.faults.faults, trace=True, hazards=hazards_from_environment(),
-                         waive_hazards=waive)
+                         waive_hazards=waive, readings=CORPUS_READINGS)
     from conformance.clients.cuda import client_device
 
     return client_device(device)

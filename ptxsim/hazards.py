@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptxsim.errors import HazardError, where
+from reference.spec_questions import reading
 
 SEC_PIPE = "9.7.16.6.2.1.2"          # tcgen05.ld/st -> tcgen05.wait
 SEC_REG = "9.7.16.6.4.5"             # register dependencies, same thread
@@ -57,6 +58,9 @@ class Hazards:
     def __init__(self, m, waived: frozenset = frozenset()) -> None:
         self.m = m
         self.waived = waived
+        #: spec question Q-SYNC-FENCE (docs/spec-questions.md): under ``acquire-orders`` a release
+        #: arrival acts as tcgen05.fence::before_thread_sync and an acquire wait as ::after_thread_sync
+        self.acquire_orders = reading("Q-SYNC-FENCE") == "acquire-orders"
         prog = m.prog
         # -- rule wait-ld: registers written by tcgen05.ld, per thread, until its wait::ld ------------
         n = len(prog.ld_rows)
@@ -74,6 +78,19 @@ class Hazards:
         self.t_kind = np.zeros(shape, dtype=np.int8)       # 0 none, 1 tcgen05.st, 2 mma/cp/shift
         self.t_index = np.zeros(shape, dtype=np.int32)     # instruction index of the write
         self.t_st_pending = np.zeros(shape, dtype=np.int64)  # warp + 1 of a tcgen05.st not yet waited for
+        self.t_iss = np.zeros(shape, dtype=np.int64)       # issuer + 1 of the last completed mma/cp/shift write
+        self.t_iss_ep = np.zeros(shape, dtype=np.int32)    # the issuer's epoch at the issue
+        self.t_rd = np.zeros(shape, dtype=np.int64)        # warp's first thread + 1 of the last tcgen05.ld
+        self.t_rd_ep = np.zeros(shape, dtype=np.int32)     # its epoch at the ld
+        self.t_rd_index = np.zeros(shape, dtype=np.int32)
+        self.any_rd = False
+        # per (cta, column): the warp (first thread + 1) whose tcgen05.alloc returned it, its epoch, the line
+        self.a_thread = np.zeros((m.ncta, 512), dtype=np.int64)
+        self.a_ep = np.zeros((m.ncta, 512), dtype=np.int32)
+        self.a_index = np.zeros((m.ncta, 512), dtype=np.int32)
+        self.any_alloc = False
+        #: flat shared byte of a tcgen05.alloc's address -> (warp's first thread, epoch, line, cta, columns)
+        self.alloc_slots: dict[int, tuple[int, int, int, int, range]] = {}
         self.ld_records: list[tuple] = []                  # (warps, cta, quarter, col lo, col hi, index)
         # shared memory shadow per 16-byte granule
         g = m.smem.size // 16 + 1
@@ -87,6 +104,9 @@ class Hazards:
         self.any_reads = False
         self.dirty: list[np.ndarray] = []                  # granules with an unfenced generic write
         self.effect = None                                 # the asynchronous effect running now
+        self.g_pend = np.zeros(g, dtype=np.int32)          # instruction index + 1 of a bulk copy not yet landed
+        self.g_pend_thread = np.zeros(g, dtype=np.int64)
+        self.any_pend = False
 
     def _report(self, rule: str, *args) -> None:
         """Raise the :func:`hazard` unless ``rule`` is waived (``SimDevice(waive_hazards=...)``)."""
@@ -156,12 +176,17 @@ class Hazards:
         for w in np.atleast_1d(words).tolist():
             self.mbar.pop(int(w), None)
 
-    def mbar_arrive(self, word: int, threads) -> None:
+    def mbar_arrive(self, word: int, threads, release: bool = False) -> None:
+        """Arrival of ``threads`` (None: the async proxy); ``release``: a release-semantics
+        ``mbarrier.arrive`` (no ``.relaxed``), an implicit before_thread_sync under Q-SYNC-FENCE
+        ``acquire-orders``."""
         st = self.mbar.get(word)
         if st is None:
             z = np.zeros(self.clocks.width, dtype=np.int32)
             st = self.mbar[word] = [z, z.copy(), z.copy(), z.copy()]
         if threads is not None and len(threads):
+            if release and self.acquire_orders:
+                self.clocks.before_thread_sync(np.unique(np.asarray(threads, dtype=np.int64)))
             vc, vt = self.clocks.payload(np.asarray(threads, dtype=np.int64))
             np.maximum(st[0], vc, out=st[0])
             np.maximum(st[1], vt, out=st[1])
@@ -187,14 +212,20 @@ class Hazards:
             st[0][:] = 0
             st[1][:] = 0
 
-    def mbar_acquire(self, words: np.ndarray, threads: np.ndarray) -> None:
+    def mbar_acquire(self, words: np.ndarray, threads: np.ndarray, acquire: bool = False) -> None:
+        """A completed wait of ``threads``; ``acquire``: a wait with acquire semantics (no
+        ``.relaxed``), an implicit after_thread_sync under Q-SYNC-FENCE ``acquire-orders``."""
+        ordered = acquire and self.acquire_orders
         for w in np.unique(words).tolist():
             st = self.mbar.get(int(w))
             if st is not None:
-                self.clocks.acquire(threads[words == w], st[2], st[3])
+                self.clocks.acquire(threads[words == w], st[2], st[3], ordered)
 
-    def bar_arrive(self, b: int, idx: np.ndarray, by_cluster: bool = False) -> None:
+    def bar_arrive(self, b: int, idx: np.ndarray, by_cluster: bool = False, release: bool = True) -> None:
+        """``bar``/``barrier`` (always release) or ``barrier.cluster.arrive`` (release unless ``.relaxed``)."""
         m = self.m
+        if release and self.acquire_orders:
+            self.clocks.before_thread_sync(idx)
         ctas = (m.cluster_of if by_cluster else m.cta_of)[idx]
         for c in np.unique(ctas).tolist():
             vc, vt = self.clocks.payload(idx[ctas == c])
@@ -212,8 +243,8 @@ class Hazards:
             st = self.bars.pop((b, int(c)), None)
             if st is not None:
                 idx = waiting[of[waiting] == c]
-                if idx.size:
-                    self.clocks.acquire(idx, st[0], st[1])
+                if idx.size:     # bar.sync and barrier.cluster.wait always acquire
+                    self.clocks.acquire(idx, st[0], st[1], self.acquire_orders)
 
     def fence(self, kind: str, s, ins) -> None:
         c = self.clocks
@@ -301,6 +332,12 @@ class Hazards:
                          f"{what} accesses Tensor Memory cells written by a tcgen05.st before that warp's "
                          "tcgen05.wait::st")
         self._pending_ops(cc, kk, ins, what)
+        if self.any_alloc:
+            a = self.a_thread[cc, kk]
+            other = (a > 0) & (m.warp_of[np.maximum(a - 1, 0)] != m.warp_of[rd])
+            if other.any():
+                self._issue_order(rd[other], a[other] - 1, self.a_ep[cc, kk][other], self.a_index[cc, kk][other], ins,
+                                  what, "tcgen05.alloc of its columns")
         if write:
             self._pending_lds(cc, qq, kk, warps, ins, what)
         kinds = self.t_kind[cc, qq, kk]
@@ -344,8 +381,15 @@ class Hazards:
         m = self.m
         starts = np.flatnonzero(np.r_[True, m.warp_of[s.idx][1:] != m.warp_of[s.idx][:-1]])
         q = (lanes // 32)[starts, 0]
-        self.ld_records.append((m.warp_of[s.idx][starts], np.asarray(cta).reshape(-1)[starts], q,
-                                cols[starts].min(axis=1), cols[starts].max(axis=1), index))
+        ctas = np.asarray(cta).reshape(-1)[starts]
+        lo, hi = cols[starts].min(axis=1), cols[starts].max(axis=1)
+        self.ld_records.append((m.warp_of[s.idx][starts], ctas, q, lo, hi, index))
+        first = s.idx[starts] - m.lane_of[s.idx[starts]]
+        for c, q_, a, b, t in zip(ctas.tolist(), q.tolist(), lo.tolist(), hi.tolist(), first.tolist(), strict=True):
+            self.t_rd[c, q_, a:b + 1] = t + 1
+            self.t_rd_ep[c, q_, a:b + 1] = self.clocks.own[t]
+            self.t_rd_index[c, q_, a:b + 1] = index
+        self.any_rd = True
 
     def after_st(self, s, cta, lanes, cols, index: int) -> None:
         m = self.m
@@ -380,11 +424,69 @@ class Hazards:
             self.t_kind[c_i, q_i, k_i] = 1
             pend[c_i, q_i, k_i] = 0
 
+    def _issue_order(self, reader, issuers: np.ndarray, epochs: np.ndarray, first_index, ins, what: str,
+                     done: str) -> None:
+        """Raise unless each tcgen05 operation issued by ``issuers`` at ``epochs`` (the same thread
+        excepted: program order) is ordered before ``reader``'s instruction by the pattern
+        fence::before_thread_sync -> synchronization -> fence::after_thread_sync (§9.7.16.6.3)."""
+        c = self.clocks
+        col = c.lt[issuers]
+        bad = (issuers != reader) & (c.vt[reader, col] < epochs)
+        if not bad.any():
+            return
+        j = int(np.flatnonzero(bad)[0])
+        reader = int(np.broadcast_to(reader, issuers.shape)[j])
+        first = _instr(self.m, int(np.broadcast_to(first_index, issuers.shape)[j]))
+        threads = f"{_threads(self.m, [int(issuers[j])])} then {_threads(self.m, [reader])}"
+        if c.vc[reader, col[j]] >= epochs[j]:
+            self._report("tcgen05-fence", SEC_SYNC, first, ins, threads,
+                         f"{what} is ordered after another thread's {done} by thread synchronization alone: the "
+                         "pattern tcgen05.fence::before_thread_sync -> sync -> tcgen05.fence::after_thread_sync "
+                         "(§9.7.16.6.4) is incomplete")
+        self._report("tmem-race", SEC_SYNC, first, ins, threads,
+                     f"{what} is not ordered after another thread's {done} (no synchronization between them)")
+
+    def _queued_by_others(self, thread: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
+        """Issued, uncompleted mma/cp/shift of other threads writing these columns: pipelined with
+        ``thread``'s MMA only when their issue is ordered before it (§9.7.16.6.4.3)."""
+        tc = self.m.ext.get("tcgen05")
+        if tc is None or not tc.queues:
+            return
+        for queue in tc.queues.values():
+            for p in queue:
+                e = p.hz
+                if e is None or e.thread == thread or cta not in e.ctas.tolist():
+                    continue
+                if e.cols[0] < hi and lo < e.cols[1]:
+                    self._issue_order(thread, np.array([e.thread]), np.array([e.epoch]), e.index, ins, what,
+                                      f"tcgen05.{p.kind} writing its Tensor Memory (pipelined only in issue order)")
+
+    def _war(self, thread: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
+        """The MMA writes D cells other warps read with tcgen05.ld: those loads must be ordered before
+        it (wait::ld, then the fence pattern; §9.7.16.6.4.4 example 1)."""
+        rd = self.t_rd[cta, :, lo:hi]
+        has = (rd > 0) & (self.m.warp_of[np.maximum(rd - 1, 0)] != self.m.warp_of[thread])
+        if has.any():
+            q_, k_ = np.nonzero(has)
+            self._issue_order(thread, rd[q_, k_] - 1, self.t_rd_ep[cta, q_, lo + k_],
+                              self.t_rd_index[cta, q_, lo + k_], ins, what, "tcgen05.ld of the cells it overwrites")
+
     def mma_reads_tmem(self, thread: int, cta_list, col_ranges, ins, what: str) -> None:
-        """An issued MMA reads (A, scale factors, metadata, D) these columns of all lanes."""
+        """An issued MMA writes D (the first of ``col_ranges``) and reads (A, metadata, D) these
+        columns of all lanes."""
         m = self.m
         for cta in cta_list:
+            if self.any_rd:
+                self._war(thread, cta, *col_ranges[0], ins, what)
             for lo, hi in col_ranges:
+                if self.any_alloc:
+                    self.after_alloc(thread, cta, lo, hi, ins, what)
+                self._queued_by_others(thread, cta, lo, hi, ins, what)
+                iss = self.t_iss[cta, :, lo:hi]
+                other = (self.t_kind[cta, :, lo:hi] == 2) & (iss > 0) & (iss - 1 != thread)
+                if other.any():
+                    q_, k_ = np.nonzero(other)
+                    self._completed_async(thread, cta, q_, lo + k_, ins, what)
                 pend = self.t_st_pending[cta, :, lo:hi]
                 if pend.any():
                     q_, k_ = np.nonzero(pend)
@@ -404,11 +506,66 @@ class Hazards:
                     for q_ in range(4):
                         self._pending_lds(cc, np.full(hi - lo, q_), np.arange(lo, hi), None, ins, what)
 
-    def dealloc(self, cta: int, col: int, ncols: int, ins) -> None:
+    def _completed_async(self, reader: int, cta: int, q_, k_, ins, what: str) -> None:
+        """Cells a completed mma/cp/shift of another thread wrote: ``reader`` observed the completion
+        (the commit's mbarrier, then fence::after_thread_sync) or its issue is ordered before (pipelined)."""
+        c = self.clocks
+        committer = self.t_writer[cta, q_, k_] - 1
+        seen = c.vt[reader, c.D + c.lt[committer] // 32] >= self.t_stamp[cta, q_, k_]
+        if seen.all():
+            return
+        q_, k_ = q_[~seen], k_[~seen]
+        self._issue_order(reader, self.t_iss[cta, q_, k_] - 1, self.t_iss_ep[cta, q_, k_], self.t_index[cta, q_, k_],
+                          ins, what, "completed asynchronous tcgen05 operation writing its Tensor Memory")
+
+    # -- allocation (§9.7.16.7.1): alloc and dealloc are tcgen05 operations ordered by §9.7.16.6.3 --
+
+    def alloc(self, thread: int, cta: int, col: int, ncols: int, ins, slot: int | None = None) -> None:
+        """The warp of ``thread`` (its first thread) allocated columns ``[col, col + ncols)`` of ``cta``
+        and wrote their address to the flat shared byte ``slot``."""
+        ep, index = int(self.clocks.own[thread]), _index(self.m, ins)
+        self.a_thread[cta, col:col + ncols] = thread + 1
+        self.a_ep[cta, col:col + ncols] = ep
+        self.a_index[cta, col:col + ncols] = index
+        self.any_alloc = True
+        if slot is not None:
+            self.alloc_slots[slot] = (thread, ep, index, cta, range(col, col + ncols))
+
+    def shared_read(self, s, flat: np.ndarray, nbytes: int) -> None:
+        """Generic loads by ``s`` of flat shared bytes ``flat``: another warp reading a
+        tcgen05.alloc's address uses the alloc's result, so the fence pattern must order it
+        (§9.7.16.7.1, §9.7.16.6.3)."""
+        flat = np.asarray(flat, dtype=np.int64).reshape(-1)
+        for slot, (thread, ep, index, _cta, _cols) in self.alloc_slots.items():
+            hit = (flat <= slot + 3) & (flat + nbytes > slot)
+            if not hit.any():
+                continue
+            readers = np.asarray(s.idx)[hit[:s.n] if hit.size == s.n else np.ones(s.n, dtype=bool)]
+            readers = readers[self.m.warp_of[readers] != self.m.warp_of[thread]]
+            for r in np.unique(readers[self.clocks.vt[readers, self.clocks.lt[thread]] < ep]).tolist()[:1]:
+                self._issue_order(int(r), np.array([thread]), np.array([ep]), index,
+                                  self.m.prog.code[self.m.current_pc].instr, "a load of the allocated address",
+                                  "tcgen05.alloc that wrote it")
+
+    def after_alloc(self, reader: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
+        """A tcgen05 operation of ``reader`` on columns ``[lo, hi)`` of ``cta``: another warp's
+        tcgen05.alloc of them (and its address in shared memory) must be ordered before it by
+        fence::before_thread_sync -> synchronization -> fence::after_thread_sync."""
+        a = self.a_thread[cta, lo:hi]
+        m = self.m
+        other = (a > 0) & (m.warp_of[np.maximum(a - 1, 0)] != m.warp_of[reader])
+        if other.any():
+            k_ = np.flatnonzero(other)
+            self._issue_order(reader, a[k_] - 1, self.a_ep[cta, lo + k_], self.a_index[cta, lo + k_], ins, what,
+                              "tcgen05.alloc of its columns")
+
+    def dealloc(self, cta: int, col: int, ncols: int, ins, thread: int | None = None) -> None:
         m = self.m
         cc = np.full(ncols, cta)
         kk = np.arange(col, col + ncols)
         self._pending_ops(cc, kk, ins, "tcgen05.dealloc")
+        if thread is not None:
+            self._before_dealloc(thread, cta, col, col + ncols, ins)
         if self.t_st_pending[cta, :, col:col + ncols].any():
             q_, k_ = np.nonzero(self.t_st_pending[cta, :, col:col + ncols])
             self._report("dealloc-pending", SEC_ALLOC, _instr(m, int(self.t_index[cta, q_[0], col + k_[0]])), ins,
@@ -422,13 +579,48 @@ class Hazards:
                              f"CTA {cta}", "tcgen05.dealloc of columns a tcgen05.ld still reads (no "
                              "tcgen05.wait::ld)")
         self.t_kind[cta, :, col:col + ncols] = 0
+        self.t_rd[cta, :, col:col + ncols] = 0
+        self.t_iss[cta, :, col:col + ncols] = 0
+        self.a_thread[cta, col:col + ncols] = 0
+        for slot in [k for k, v in self.alloc_slots.items() if v[3] == cta and col in v[4]]:
+            del self.alloc_slots[slot]
+
+    def _before_dealloc(self, thread: int, cta: int, lo: int, hi: int, ins) -> None:
+        """Every other warp's tcgen05 operation on the columns is ordered before the dealloc by the
+        fence pattern (§9.7.16.7.1, §9.7.16.6.3): its loads, its waited stores, completed async writes."""
+        m = self.m
+        what = "tcgen05.dealloc"
+        warp = m.warp_of[thread]
+        rd = self.t_rd[cta, :, lo:hi]
+        has = (rd > 0) & (m.warp_of[np.maximum(rd - 1, 0)] != warp)
+        if has.any():
+            q_, k_ = np.nonzero(has)
+            self._issue_order(thread, rd[q_, k_] - 1, self.t_rd_ep[cta, q_, lo + k_], self.t_rd_index[cta, q_, lo + k_],
+                              ins, what, "tcgen05.ld of the columns")
+        kind = self.t_kind[cta, :, lo:hi]
+        wr = self.t_writer[cta, :, lo:hi] - 1
+        st = (kind == 1) & (wr >= 0) & (m.warp_of[np.maximum(wr, 0)] != warp)
+        if st.any():
+            q_, k_ = np.nonzero(st)
+            self._issue_order(thread, wr[q_, k_], self.t_stamp[cta, q_, lo + k_], self.t_index[cta, q_, lo + k_],
+                              ins, what, "tcgen05.st to the columns")
+        iss = self.t_iss[cta, :, lo:hi]
+        other = (kind == 2) & (iss > 0) & (iss - 1 != thread)
+        if other.any():
+            q_, k_ = np.nonzero(other)
+            self._completed_async(thread, cta, q_, lo + k_, ins, what)
 
     # -- asynchronous operations (mma, cp, shift) --------------------------------------------------
 
     def issue(self, thread: int, ins, ctas, cols) -> _Effect:
         c = self.clocks
+        if self.any_alloc and cols[1] > cols[0]:
+            for cta in np.atleast_1d(np.asarray(ctas)).tolist():
+                self.after_alloc(thread, int(cta), int(cols[0]), int(cols[1]), ins, f"tcgen05.{ins.opcode.split('.')[1]}")
+        if ins.opcode.startswith("tcgen05.shift") and cols[1] > cols[0]:     # reads the rows it moves (§9.7.16.9.3)
+            self.mma_reads_tmem(thread, np.atleast_1d(np.asarray(ctas)).tolist(), [tuple(cols)], ins, "tcgen05.shift")
         return _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
-                       np.asarray(ctas), cols)
+                       np.asarray(ctas), cols, int(c.own[thread]))
 
     def begin_effect(self, e: _Effect | None) -> None:
         self.effect = e
@@ -462,6 +654,8 @@ class Hazards:
                 self.t_stamp[cta, :, lo:hi] = self.clocks.commits[self.m.warp_of[committer]]
                 self.t_kind[cta, :, lo:hi] = 2
                 self.t_index[cta, :, lo:hi] = e.index
+                self.t_iss[cta, :, lo:hi] = e.thread + 1
+                self.t_iss_ep[cta, :, lo:hi] = e.epoch
 
     def commit(self, thread: int) -> None:
         self.clocks.before_thread_sync(np.array([thread]))
@@ -507,12 +701,14 @@ class Hazards:
 
     def async_dest(self, thread: int, dsts, ins) -> None:
         """A bulk/TMA copy issued by ``thread`` will write ``dsts`` (slices or flat byte indices)."""
-        if not self.any_reads:
-            return
         parts = [np.arange(d.start >> 4, (d.stop + 15) >> 4) if isinstance(d, slice)
                  else np.unique(np.asarray(d, dtype=np.int64) >> 4) for d in dsts]
         g = np.unique(np.concatenate(parts))
-        self._after_reads(g, np.full(g.size, thread), ins)
+        self.g_pend[g] = _index(self.m, ins) + 1
+        self.g_pend_thread[g] = thread
+        self.any_pend = True
+        if self.any_reads:
+            self._after_reads(g, np.full(g.size, thread), ins)
 
     def async_write(self, dst) -> None:
         """The async proxy (bulk copy, TMA load) wrote shared bytes ``dst`` (a slice or flat indices)."""
@@ -522,6 +718,8 @@ class Hazards:
             g = np.unique(np.asarray(dst, dtype=np.int64) >> 4)
         self.g_writer[g] = 0
         self.g_time[g] = self.m.steps
+        if self.any_pend:
+            self.g_pend[g] = 0
 
     def async_read(self, thread: int, g: np.ndarray, ins, vc_row=None, issued: int | None = None) -> None:
         """The async proxy reads granules ``g`` for an instruction of ``thread`` (issued at step
@@ -529,6 +727,14 @@ class Hazards:
         m = self.m
         c = self.clocks
         vc = c.vc[thread] if vc_row is None else vc_row
+        if self.any_pend:
+            pend = self.g_pend[g] > 0
+            if pend.any():
+                j = int(np.flatnonzero(pend)[0])
+                self._report("async-write", SEC_PROXY, _instr(m, int(self.g_pend[g[j]]) - 1), ins,
+                             f"{_threads(m, [int(self.g_pend_thread[g[j]])])} then {_threads(m, [thread])}",
+                             "the async proxy reads shared memory that an issued bulk/TMA copy has not completed "
+                             "writing (its mbarrier's transaction count not yet observed complete)")
         if issued is not None:
             late = self.g_time[g] > issued
             if late.any():
@@ -602,8 +808,15 @@ class Clocks:
         self.vc[idx, self.lt[idx]] = self.own[idx]
         return vc, vt
 
-    def acquire(self, idx: np.ndarray, vc: np.ndarray, vt: np.ndarray) -> None:
+    def acquire(self, idx: np.ndarray, vc: np.ndarray, vt: np.ndarray, ordered: bool = False) -> None:
+        """Threads ``idx`` synchronize with a release carrying ``(vc, vt)``; ``ordered``: the
+        synchronization itself orders tcgen05 operations (Q-SYNC-FENCE ``acquire-orders``)."""
         rows = _rows(np.asarray(idx))
+        if ordered:
+            if isinstance(rows, slice):
+                np.maximum(self.vt[rows], vt, out=self.vt[rows])
+            else:
+                self.vt[rows] = np.maximum(self.vt[rows], vt)
         if isinstance(rows, slice):
             np.maximum(self.vc[rows], vc, out=self.vc[rows])
             np.maximum(self.vt_pending[rows], vt, out=self.vt_pending[rows])
@@ -637,10 +850,11 @@ def _instr(m, index: int):
 class _Effect:
     """An issued mma/cp/shift: who issued it, when, what the issuer knew, what it reads."""
 
-    __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules")
+    __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules", "epoch")
 
-    def __init__(self, thread, index, time, vc, ctas, cols) -> None:
+    def __init__(self, thread, index, time, vc, ctas, cols, epoch) -> None:
         self.thread, self.index, self.time, self.vc, self.ctas, self.cols = thread, index, time, vc, ctas, cols
+        self.epoch = epoch              # the issuer's epoch at the issue
         self.granules: list[np.ndarray] = []
 
 

@@ -177,12 +177,12 @@ class ClusterBarrier:
         self.my_phase = np.full(m.T, -1, dtype=np.int64)    # phase a thread's arrival belongs to
         m.exit_hooks.append(lambda m, s: self.check(m, np.unique(m.cluster_of[s.ix])))
 
-    def arrive(self, m, s) -> None:
+    def arrive(self, m, s, release: bool = True) -> None:
         if self.arrived[s.ix].any():
             raise SimError("barrier.cluster.arrive twice without barrier.cluster.wait in between")
         m.epoch += 1
         if m.hz is not None:
-            m.hz.bar_arrive(NBARRIERS, s.idx, by_cluster=True)
+            m.hz.bar_arrive(NBARRIERS, s.idx, by_cluster=True, release=release)
         self.arrived[s.ix] = True
         self.my_phase[s.ix] = self.phase[m.cluster_of[s.ix]]
         self.check(m, np.unique(m.cluster_of[s.ix]))
@@ -209,9 +209,10 @@ def _cluster_barrier(m) -> ClusterBarrier:
 
 @opcode("barrier.cluster.arrive")
 def compile_cluster_arrive(ins, q, k):
+    release = "relaxed" not in q.rest
     q.ignore("release", "relaxed", "aligned")
     k.operands(ins, 0)
-    return lambda m, s: _cluster_barrier(m).arrive(m, s)
+    return lambda m, s: _cluster_barrier(m).arrive(m, s, release)
 
 
 @opcode("barrier.cluster.wait")

@@ -102,7 +102,9 @@ def signal(m, index: np.ndarray, counts: np.ndarray, tx: np.ndarray, kind: str, 
             if kind == "commit":
                 hz.mbar_commit(int(key), int(np.asarray(threads)[members[0]]))
             else:
-                hz.mbar_arrive(int(key), None if threads is None else np.asarray(threads)[members])
+                release = kind == "arrive" and instr is not None and instr.opcode.startswith("mbarrier.arrive") \
+                    and "relaxed" not in instr.parts
+                hz.mbar_arrive(int(key), None if threads is None else np.asarray(threads)[members], release)
         pending, expected, txc, phase = decode(view[key])
         old_phase = phase
         txc += event.tx
@@ -222,6 +224,7 @@ def compile_tx(ins, q, k):
 @opcode("mbarrier.test_wait", "mbarrier.try_wait")
 def compile_wait(ins, q, k):
     parity = q.flag("parity")
+    acquire = "relaxed" not in q.rest        # default .acquire (§9.7.13.15.16)
     space = _space(q)
     q.take_type(("b64",))
     ops = k.operands(ins, 3, 4)          # try_wait: optional suspendTimeHint
@@ -239,7 +242,7 @@ def compile_wait(ins, q, k):
         done = np.broadcast_to(phase != ref, (s.n,))
         wp(m, s, done)
         if m.hz is not None and done.any():
-            m.hz.mbar_acquire(np.broadcast_to(index, (s.n,))[done], s.idx[done])
+            m.hz.mbar_acquire(np.broadcast_to(index, (s.n,))[done], s.idx[done], acquire)
         if not done.all():
             m.yield_request = True     # let the threads that will arrive run
     return run

@@ -299,6 +299,10 @@ def compile_alloc(ins, q, k):
             check_peer(m, cta, group, "tcgen05.alloc")
             column = tc.alloc(cta, int(n[j]))
             m.store(space, single_thread(t), a[j:j + 1], np.array([column], dtype=np.uint32), 32, "tcgen05.alloc")
+            if m.hz is not None:
+                view, where = m.locate(space, single_thread(t), a[j:j + 1], 32, "tcgen05.alloc", write=False)
+                slot = int(where[0]) * 4 if view.base is m.smem else None
+                m.hz.alloc(t - int(m.lane_of[t]), cta, column & 0xFFFF, int(n[j]), ins, slot)
     return run
 
 
@@ -319,7 +323,7 @@ def compile_dealloc(ins, q, k):
             cta = int(m.cta_of[int(s.idx[j])])
             check_peer(m, cta, group, "tcgen05.dealloc")
             if m.hz is not None:
-                m.hz.dealloc(cta, int(t_all[j]) & 0xFFFF, int(n[j]), ins)
+                m.hz.dealloc(cta, int(t_all[j]) & 0xFFFF, int(n[j]), ins, int(s.idx[j]))
             tc.dealloc(cta, int(t_all[j]), int(n[j]))
     return run
 

@@ -218,6 +218,19 @@ class MmaExecution:
         self.tc.require_cells(c[:, None], where[:, 1:2], cells_c, what)
         return self.tc.tmem[c[:, None], where[:, 1:2], cells_c]
 
+    def tmem_operands(self) -> list[tuple[int, int]]:
+        """Column ranges ``[lo, hi)`` the MMA reads from Tensor Memory besides D: A (when in Tensor
+        Memory) and the sparsity metadata (for the hazard checker; scale factors are not listed)."""
+        f, d = self.form, self.iss.desc
+        out = []
+        if f.a_tmem:
+            col = split(self.iss.a)[1]
+            out.append((col, col + TO.a_columns(f.kind, d.a_type, self.k // 2 if f.sparse else self.k)))
+        if self.iss.meta is not None:
+            col = split(self.iss.meta)[1]
+            out.append((col, col + d.sparsity_selector + TO.META_WORDS[f.kind]))
+        return out
+
     def read_a(self) -> np.ndarray:
         f, d = self.form, self.iss.desc
         ks = self.k // 2 if f.sparse else self.k
@@ -353,7 +366,7 @@ def compile_mma(ins, q, k):
             col = split(iss.d)[1]
             cols = (col, col + iss.desc.n)
             if m.hz is not None:
-                m.hz.mma_reads_tmem(iss.thread, execution.ctas, [cols], ins, "tcgen05.mma")
+                m.hz.mma_reads_tmem(iss.thread, execution.ctas, [cols, *execution.tmem_operands()], ins, "tcgen05.mma")
             tc.issue(iss.thread, form.group, "mma", execution.run, ins=ins, ctas=execution.ctas, cols=cols)
     return run
 

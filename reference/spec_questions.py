@@ -284,6 +284,31 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["CUTLASS mma_traits_sm120.hpp", "docs/tmem.md"]),
         ("bits-3-0", "the 4-bit value goes to bits 3-0 of its byte (as ldmatrix does)", ["ldmatrix .b4x16_p64", "docs/tmem.md"]),
      ], "bits-5-2", "tcgen05.cp .b4x16_p64 -> .b8x16, then tcgen05.ld", ["docs/tmem.md"]),
+    _q("Q-SYNC-FENCE", "tcgen05 operations ordered across threads: are the tcgen05 fences needed around an "
+       "acquire/release synchronization", ["9.7.16.6.3", "9.7.16.6.4"], [
+        ("fence-required", "only tcgen05.fence::before_thread_sync -> synchronization -> "
+                           "tcgen05.fence::after_thread_sync orders tcgen05 operations across threads "
+                           "(tcgen05.commit performs the before-fence implicitly); an mbarrier wait, bar.sync or "
+                           "cluster barrier alone does not",
+         ["§9.7.16.6.3 (the fences order tcgen05 operations across thread synchronization)",
+          "§9.7.16.6.4.2 example 2 and §9.7.16.6.4.4: fence::after_thread_sync after the mbarrier wait "
+          "(spec/ptx-9.7.16-tcgen05.md lines 905-911, 942-967; the examples wait with mbarrier.try_wait.relaxed.cluster)"]),
+        ("acquire-orders", "an acquire-semantics synchronization (mbarrier.try_wait/test_wait without .relaxed, "
+                           "bar.sync/barrier.sync, barrier.cluster.wait) acts as tcgen05.fence::after_thread_sync "
+                           "for the waiting thread and a release-semantics arrival (mbarrier.arrive without "
+                           ".relaxed, bar arrival, barrier.cluster.arrive without .relaxed, tcgen05.commit) as "
+                           "tcgen05.fence::before_thread_sync; .relaxed synchronization still needs the fences",
+         ["§9.7.16.6.3 'the standard memory consistency model synchronization mechanisms also apply to the "
+          "tcgen05 family' (spec/ptx-9.7.16-tcgen05.md line 847)",
+          "Triton 3.9's PTX (the client corpus): 240 waits, all mbarrier.try_wait.parity.shared::cta.b64 "
+          "(default .acquire), no tcgen05.fence; hardware-tested",
+          "CUTLASS 4.2 headers (nvidia-cutlass wheel): no tcgen05.fence anywhere; cutlass/arch/barrier.h:885 "
+          "fence_view_async_tmem_load is tcgen05.wait::ld; barrier.h:418 waits with "
+          "mbarrier.try_wait.parity.shared::cta.b64"]),
+     ], "fence-required", NO_PROBE + "the readings differ in whether a kernel without the tcgen05 fences races, "
+       "and a race is not deterministically observable on hardware (a run that computes the right value agrees "
+       "with both; one that does not may be a scheduling accident): the hazard checker follows the reading "
+       "(SimDevice(readings=...))", ["docs/sim.md (Hazard checker, triage of client reports)", "docs/hazards.md"]),
 )}
 
 

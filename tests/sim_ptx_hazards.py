@@ -164,3 +164,56 @@ def without(ptx: str, tag: str) -> str:
     kept = [line for line in lines if not line.rstrip().endswith(f"// @{tag}")]
     assert len(kept) < len(lines), f"no line tagged @{tag}"
     return "\n".join(kept) + "\n"
+
+# Five warps: warp 4 tcgen05.st's lanes 0-31 of column 0; after the pattern thread 0 issues
+# tcgen05.shift.down over those columns (it reads the rows it moves), commits, and all wait.
+SHIFT = HEAD100 + r"""
+.visible .entry shift(.param .u64 out_ptr)
+.reqntid 160, 1, 1
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    .shared .align 8 .b64 bar;
+    .shared .align 4 .b32 taddr;
+
+    mov.u32 %r1, %tid.x;
+    shr.u32 %r3, %r1, 5;
+    setp.ne.u32 %p1, %r3, 0;
+    setp.ne.u32 %p2, %r3, 4;
+    @%p1 bra ALLOCATED;
+    tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [taddr], 32;
+    tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
+ALLOCATED:
+    setp.ne.u32 %p3, %r1, 0;
+    @%p3 bra INITED;
+    mbarrier.init.shared::cta.b64 [bar], 1;
+INITED:
+    tcgen05.fence::before_thread_sync;
+    bar.sync 0;
+    tcgen05.fence::after_thread_sync;
+    ld.shared.u32 %r2, [taddr];
+    @%p2 bra STORED;
+    tcgen05.st.sync.aligned.32x32b.x1.b32 [%r2], {%r1};
+    tcgen05.wait::st.sync.aligned;
+STORED:
+    tcgen05.fence::before_thread_sync;                                   // @before
+    bar.sync 0;                                                          // @sync
+    tcgen05.fence::after_thread_sync;                                    // @after
+    @%p3 bra ISSUED;
+    tcgen05.shift.cta_group::1.down [%r2];
+    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
+ISSUED:
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p0, [bar], 0;
+    @!%p0 bra WAIT;
+    tcgen05.fence::after_thread_sync;
+    tcgen05.fence::before_thread_sync;
+    bar.sync 0;
+    tcgen05.fence::after_thread_sync;
+    @%p1 bra FREED;
+    tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;
+FREED:
+    ret;
+}
+"""

@@ -71,7 +71,8 @@ def test_proxy_pattern_clean():
 
 @pytest.mark.parametrize("tag,rule,first,second", [
     ("proxy", "proxy-fence", "st.shared", "tcgen05.cp"),
-    ("sync", "proxy-fence", "st.shared", "tcgen05.cp"),
+    # without the bar.sync the other warps' load of the allocated address is the first unordered use
+    ("sync", "tmem-race", "tcgen05.alloc", "ld.shared"),
     ("after", "tcgen05-fence", "tcgen05.cp", "tcgen05.ld"),
     ("wait", "async-read", "tcgen05.cp", "tcgen05.ld")])
 def test_proxy_pattern_broken(tag, rule, first, second):
@@ -101,3 +102,99 @@ def test_thread_exits_with_a_tcgen05_ld_not_waited_for():
 def test_tcgen05_ld_of_columns_an_uncommitted_cp_writes():
     ptx = without(without(PROXY, "commit"), "wait")
     expect_hazard(ptx, "proxy", "async-write", "tcgen05.cp", "tcgen05.ld", block=(128, 1, 1))
+
+
+# -- spec question Q-SYNC-FENCE (docs/spec-questions.md): acquire/release synchronization as the fences --
+
+ACQUIRE = {"Q-SYNC-FENCE": "acquire-orders"}
+RELAXED_WAIT = ("mbarrier.try_wait.parity.shared::cta.b64", "mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64")
+
+
+def test_commit_acquire_wait_ld_without_fence_follows_the_reading():
+    """commit -> try_wait (default .acquire) -> tcgen05.ld with no fence::after_thread_sync (§9.7.16.6.4.2)."""
+    broken = without(PROXY, "after")
+    expect_hazard(broken, "proxy", "tcgen05-fence", "tcgen05.cp", "tcgen05.ld", block=(128, 1, 1))
+    run_kernel(SimDevice(readings=ACQUIRE), broken, "proxy", 128, block=(128, 1, 1))
+
+
+def test_relaxed_wait_needs_the_fence_under_both_readings():
+    broken = without(PROXY, "after").replace(*RELAXED_WAIT)
+    for readings in ({}, ACQUIRE):
+        with pytest.raises(HazardError) as info:
+            run_kernel(SimDevice(readings=readings), broken, "proxy", 128, block=(128, 1, 1))
+        assert info.value.rule == "tcgen05-fence", str(info.value)
+    run_kernel(SimDevice(readings=ACQUIRE), PROXY.replace(*RELAXED_WAIT), "proxy", 128, block=(128, 1, 1))
+
+
+@pytest.mark.parametrize("tag", ["before", "after"])
+def test_bar_sync_orders_tcgen05_under_acquire_orders(tag):
+    out = run_kernel(SimDevice(readings=ACQUIRE), without(CROSS, tag), "cross", 32, block=(160, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(32))
+    expect_hazard(without(CROSS, "sync"), "cross", "tmem-race", "tcgen05.st", "tcgen05.ld", block=(160, 1, 1))
+
+
+# -- allocation (§9.7.16.7.1): tcgen05.alloc / dealloc ordered by the §9.7.16.6.3 pattern -------------
+
+ALLOC_BEFORE = ("ALLOCATED:\n    tcgen05.fence::before_thread_sync;\n", "ALLOCATED:\n")
+ALLOC_AFTER = ("    bar.sync 0;\n    tcgen05.fence::after_thread_sync;\n    ld.shared.u32 %r2, [taddr];",
+               "    bar.sync 0;\n    ld.shared.u32 %r2, [taddr];")
+DEALLOC_BEFORE = ("LOADED:\n    tcgen05.fence::before_thread_sync;\n", "LOADED:\n")
+
+
+# warp 4 (not the allocating warp 0) stores and loads: its first tcgen05 operation follows the alloc pattern
+CROSS_W4 = CROSS.replace("    @%p1 bra STORED;", "    @%p2 bra STORED;")
+
+
+def test_other_warp_uses_allocated_columns_after_the_pattern():
+    out = run_kernel(SimDevice(), CROSS_W4, "cross", 32, block=(160, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(128, 160))
+
+
+@pytest.mark.parametrize("edit", [ALLOC_BEFORE, ALLOC_AFTER], ids=["before", "after"])
+def test_other_warp_uses_allocated_columns_without_the_fence_pattern(edit):
+    ptx = CROSS_W4.replace(*edit)
+    assert ptx != CROSS_W4
+    expect_hazard(ptx, "cross", "tcgen05-fence", "tcgen05.alloc", "ld.shared", block=(160, 1, 1))
+    run_kernel(SimDevice(readings=ACQUIRE), ptx, "cross", 32, block=(160, 1, 1))
+
+
+def test_dealloc_not_ordered_after_another_warps_ld():
+    ptx = CROSS.replace(*DEALLOC_BEFORE)
+    assert ptx != CROSS
+    expect_hazard(ptx, "cross", "tcgen05-fence", "tcgen05.ld", "tcgen05.dealloc", block=(160, 1, 1))
+    run_kernel(SimDevice(readings=ACQUIRE), ptx, "cross", 32, block=(160, 1, 1))
+
+
+# -- CTA pair: the peer CTA's tcgen05.ld of cells a cta_group::2 operation wrote (§9.7.16.6.2.1.1) ----
+
+def _pair_kernel(mask: int) -> str:
+    from tests.sim_ptx_tcgen05_ops import harness
+    from tests.test_sim_tcgen05_cp import issue_cp
+
+    ptx = harness("cppair", cta_group=2, smem_bytes=0x8000, issue=issue_cp("tcgen05.cp.cta_group::2.128x256b"),
+                  readback=((0, 8),)).replace("mov.b16 %h0, 3;", f"mov.b16 %h0, {mask};")
+    cluster_sync = ("    bar.sync 0;\n    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n"
+                    "    tcgen05.fence::after_thread_sync;\n    mov.u32 %r6, %ctaid.x;")
+    assert cluster_sync in ptx
+    # each CTA relies on its own wait for the multicast commit: no cluster barrier before the read-back
+    return ptx.replace(cluster_sync, "    bar.sync 0;\n    tcgen05.fence::after_thread_sync;\n    mov.u32 %r6, %ctaid.x;")
+
+
+def test_peer_cta_observes_the_pair_operation_through_its_own_mbarrier():
+    from tests.test_sim_tcgen05_cp import desc_bits, image_k_major, inputs, run, source_bytes
+
+    data = inputs(image_k_major(source_bytes(128, 32, seed=3)), desc_bits(0, 128, 256))
+    run(_pair_kernel(3), data, 8, ctas=2)                        # multicast to both CTAs: clean
+    with pytest.raises(HazardError) as info:                      # only rank 0's mbarrier: rank 1 never observes it
+        run(_pair_kernel(1), data, 8, ctas=2)
+    assert info.value.rule in ("async-read", "async-write"), str(info.value)
+    assert "tcgen05.cp" in info.value.first and "tcgen05.ld" in info.value.second
+
+
+def test_shift_reads_rows_other_warps_stored():
+    """tcgen05.shift reads the rows it moves: another warp's tcgen05.st needs the pattern (§9.7.16.6.4.4)."""
+    from tests.sim_ptx_hazards import SHIFT
+
+    run_kernel(SimDevice(), SHIFT, "shift", 1, block=(160, 1, 1))
+    for tag, rule in (("before", "tcgen05-fence"), ("after", "tcgen05-fence"), ("sync", "tmem-race")):
+        expect_hazard(without(SHIFT, tag), "shift", rule, "tcgen05.st", "tcgen05.shift", block=(160, 1, 1))

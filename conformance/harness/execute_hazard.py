@@ -22,23 +22,9 @@ NEEDS_SIM = ("NotSupported: hazard detection needs the simulated device (--devic
              "synchronization step shows only intermittently")
 
 
-_CP_A = ("the checker does not yet order the MMA's read of A in Tensor Memory (written by another thread's "
-         "tcgen05.cp) after that write: mma_reads_tmem checks D's columns against tcgen05.st only")
-_WAR = ("the checker does not yet order the MMA's write of D after another warp's earlier tcgen05.ld of the same "
-        "cells (a cross-thread anti-dependency)")
 #: broken forms the hazard checker does not report yet (case ID -> why); strict xfail, so a
 #: checker that learns the rule turns the entry into a failure that asks for its removal
-CHECKER_GAPS: dict[str, str] = {
-    "tcgen05.sync.pipelined_different_thread.without_fence_before_thread_sync": _CP_A,
-    "tcgen05.sync.pipelined_different_thread.without_mbarrier_wait": _CP_A,
-    "tcgen05.sync.pipelined_different_thread.without_fence_after_thread_sync": _CP_A,
-    "tcgen05.sync.non_pipelined_different_thread.ld_mma.without_fence_before_thread_sync": _WAR,
-    "tcgen05.sync.non_pipelined_different_thread.ld_mma.without_mbarrier_wait": _WAR,
-    "tcgen05.sync.non_pipelined_different_thread.ld_mma.without_fence_after_thread_sync": _WAR,
-    "tcgen05.sync.async_proxy_operands.bulk_copy_expect_tx.without_mbarrier_wait_bulk_copy":
-        "the checker does not yet report an async-proxy read of shared memory (tcgen05.mma) that an uncompleted "
-        "cp.async.bulk still writes",
-}
+CHECKER_GAPS: dict[str, str] = {}
 
 
 def reported(run, case_id: str) -> tuple[str, str]:
