@@ -116,8 +116,8 @@ def _mma_run(monkeypatch, faults=(), trace=True):
     """The f16 MMA self-test kernel (tests/sim_mma_cases.py) on a device with ``trace``; (out, device)."""
     made = []
 
-    def device(faults=()):
-        made.append(SimDevice(faults=faults, trace=trace))
+    def device(faults=(), **options):
+        made.append(SimDevice(faults=faults, trace=trace, **options))
         return made[-1]
     monkeypatch.setattr(C, "SimDevice", device)
     rng = np.random.default_rng(7)
