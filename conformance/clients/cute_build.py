@@ -185,9 +185,13 @@ def compile_ptx(source: str, arch: str = "sm_100a", extra: tuple[str, ...] = ())
 PROGRAM_DIR = Path(__file__).resolve().parent / "cute"
 
 
+#: the pieces every family's header uses (includes, shared-memory staging, the accumulator epilogue)
+COMMON_HEADER = "common.cuh"
+
+
 @dataclass(frozen=True)
 class CuteProgram:
-    """One CuTe kernel family: a header of this package (``cute/<header>``) and the instantiations,
+    """One CuTe kernel family: ``cute/common.cuh``, a header of this package (``cute/<header>``) and the instantiations,
     compiled together to one PTX module for ``sm_<arch>a`` (one nvcc run per family)."""
 
     family: str
@@ -196,7 +200,8 @@ class CuteProgram:
     arch: int = 100
 
     def source(self) -> str:
-        return (PROGRAM_DIR / self.header).read_text() + "\n" + "\n\n".join(self.parts) + "\n"
+        shared = (PROGRAM_DIR / COMMON_HEADER).read_text()
+        return shared + "\n" + (PROGRAM_DIR / self.header).read_text() + "\n" + "\n\n".join(self.parts) + "\n"
 
     def entry(self, name: str) -> "CuteEntry":
         return CuteEntry(self, name)

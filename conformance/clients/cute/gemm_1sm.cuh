@@ -8,11 +8,6 @@
 //   umma_arrive (tcgen05.commit) on an mbarrier; every thread waits; CuTe TMEM load atom -> registers -> global.
 // Cfg supplies: TA TB TC (element types), M N K, MA MB (UMMA::Major), Mma (the atom), AtomA AtomB
 // (smem layout atoms), Load (TMEM load atom), A_TMEM (TS form), StoreA (TMEM store atom for TS).
-#include <cute/tensor.hpp>
-#include <cute/atom/mma_traits_sm100.hpp>
-#include <cute/atom/copy_traits_sm100.hpp>
-#include <cute/arch/tmem_allocator_sm100.hpp>
-#include <cutlass/arch/barrier.h>
 
 namespace cts {
 using namespace cute;
@@ -24,18 +19,6 @@ CUTE_HOST_DEVICE constexpr auto gmem_layout() {
     return make_layout(make_shape(Int<Rows>{}, Int<K>{}), make_stride(Int<K>{}, _1{}));
   } else {
     return make_layout(make_shape(Int<Rows>{}, Int<K>{}), make_stride(_1{}, Int<Rows>{}));
-  }
-}
-
-// Copy a partitioned global tile to its shared-memory image, pairs of elements per thread so that
-// two 4-bit elements of one byte are written by the same thread (subbyte references read-modify-write).
-template <class G, class S>
-CUTE_DEVICE void copy_to_smem(G const& g, S& s, int pair_stride) {
-  int n = int(size(s));
-  for (int j = threadIdx.x; j < n / 2; j += blockDim.x) {
-    int i0 = (j / pair_stride) * 2 * pair_stride + j % pair_stride;
-    s(i0) = g(i0);
-    s(i0 + pair_stride) = g(i0 + pair_stride);
   }
 }
 
@@ -109,13 +92,7 @@ CUTE_DEVICE void gemm_1sm(void const* pa, void const* pb, void* pc) {
     issue(thr_mma.make_fragment_A(tCsA));
   }
   cute::wait_barrier(mbar, 0);
-  auto t2r = make_tmem_copy(typename Cfg::Load{}, tCtAcc);
-  auto thr = t2r.get_slice(threadIdx.x);
-  Tensor tDgC = thr.partition_D(tCgC);
-  Tensor tDrC = make_tensor<TC>(shape(tDgC));
-  copy(t2r, thr.partition_S(tCtAcc), tDrC);
-  cutlass::arch::fence_view_async_tmem_load();
-  copy(tDrC, tDgC);
+  store_accumulator<typename Cfg::Load, TC>(tCtAcc, tCgC);
   __syncthreads();
   if (warp == 0) TMEM::Allocator1Sm().free(tmem_base, 512);
 }

@@ -6,12 +6,6 @@
 // shared memory (same offsets in both), both allocate TMEM with tcgen05.alloc.cta_group::2, the pair
 // synchronises (barrier.cluster), CTA 0 issues the MMAs and umma_arrive_multicast_2x1SM signals both
 // CTAs' mbarriers; each CTA reads its M/2 rows of the accumulator with a TMEM load atom.
-#include <cute/tensor.hpp>
-#include <cute/atom/mma_traits_sm100.hpp>
-#include <cute/atom/copy_traits_sm100.hpp>
-#include <cute/arch/tmem_allocator_sm100.hpp>
-#include <cute/arch/cluster_sm90.hpp>
-#include <cutlass/arch/barrier.h>
 
 namespace cts {
 using namespace cute;
@@ -84,13 +78,7 @@ CUTE_DEVICE void gemm_2sm(void const* pa, void const* pb, void* pc) {
     issue(thr_mma.make_fragment_A(tCsA));
   }
   cute::wait_barrier(mbar, 0);
-  auto t2r = make_tmem_copy(typename Cfg::Load{}, tCtAcc);
-  auto thr = t2r.get_slice(threadIdx.x);
-  Tensor tDgC = thr.partition_D(tCgC);
-  Tensor tDrC = make_tensor<TC>(shape(tDgC));
-  copy(t2r, thr.partition_S(tCtAcc), tDrC);
-  cutlass::arch::fence_view_async_tmem_load();
-  copy(tDrC, tDgC);
+  store_accumulator<typename Cfg::Load, TC>(tCtAcc, tCgC);
   cute::cluster_sync();
   if (warp == 0) TMEM::Allocator2Sm().free(tmem_base, 512);
 }

@@ -6,24 +6,9 @@
 // descriptor from UMMA::make_umma_desc) -> Tensor Memory with a CuTe UTCCP atom (tcgen05.cp), one
 // TMEM column per K block (bytes 0.. of the column: that block's scale factors).  One thread issues the
 // copies and the MMAs (TiledMMA::with(accumulate, SFA, SFB) per K block); tcgen05.commit; TMEM load atom.
-#include <cute/tensor.hpp>
-#include <cute/atom/mma_traits_sm100.hpp>
-#include <cute/atom/copy_traits_sm100.hpp>
-#include <cute/arch/tmem_allocator_sm100.hpp>
-#include <cutlass/arch/barrier.h>
 
 namespace cts {
 using namespace cute;
-
-template <class G, class S>
-CUTE_DEVICE void copy_to_smem(G const& g, S& s, int pair_stride) {
-  int n = int(size(s));
-  for (int j = threadIdx.x; j < n / 2; j += blockDim.x) {
-    int i0 = (j / pair_stride) * 2 * pair_stride + j % pair_stride;
-    s(i0) = g(i0);
-    s(i0 + pair_stride) = g(i0 + pair_stride);
-  }
-}
 
 // Scale-factor source rows (ROWS x W bytes, W = 16 or 32 for the 256-bit UTCCP shapes) in shared memory,
 // K-major INTERLEAVE canonical layout.
@@ -98,13 +83,7 @@ CUTE_DEVICE void gemm_bs(void const* pa, void const* pb, void const* psa, void c
     cutlass::arch::umma_arrive(&mbar);
   }
   cute::wait_barrier(mbar, 0);
-  auto t2r = make_tmem_copy(typename Cfg::Load{}, tCtAcc);
-  auto thr = t2r.get_slice(threadIdx.x);
-  Tensor tDgC = thr.partition_D(tCgC);
-  Tensor tDrC = make_tensor<float>(shape(tDgC));
-  copy(t2r, thr.partition_S(tCtAcc), tDrC);
-  cutlass::arch::fence_view_async_tmem_load();
-  copy(tDrC, tDgC);
+  store_accumulator<typename Cfg::Load, float>(tCtAcc, tCgC);
   __syncthreads();
   if (warp == 0) TMEM::Allocator1Sm().free(tmem_base, 512);
 }

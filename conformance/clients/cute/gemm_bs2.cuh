@@ -7,26 +7,9 @@
 // each CTA holds the scale factors of its own M/2 rows of A and of *all* N rows of B (SFB the same in both
 // CTAs), and the leader CTA copies both CTAs' shared-memory images to their Tensor Memory with one
 // SM100_UTCCP_4x32dp128bit_2cta (tcgen05.cp.cta_group::2.32x128b.warpx4) per operand.
-#include <cute/tensor.hpp>
-#include <cute/atom/mma_traits_sm100.hpp>
-#include <cute/atom/copy_traits_sm100.hpp>
-#include <cute/arch/tmem_allocator_sm100.hpp>
-#include <cute/arch/cluster_sm90.hpp>
-#include <cutlass/arch/barrier.h>
 
 namespace cts {
 using namespace cute;
-
-template <class G, class S>
-CUTE_DEVICE void copy_pairs(G const& g, S& s, int pair_stride) {
-  // two 4-bit elements of one byte are written by the same thread (subbyte references read-modify-write)
-  int n = int(size(s));
-  for (int j = threadIdx.x; j < n / 2; j += blockDim.x) {
-    int i0 = (j / pair_stride) * 2 * pair_stride + j % pair_stride;
-    s(i0) = g(i0);
-    s(i0 + pair_stride) = g(i0 + pair_stride);
-  }
-}
 
 template <class Cfg>
 CUTE_DEVICE void gemm_bs2(void const* pa, void const* pb, void const* psa, void const* psb, void* pc) {
@@ -50,8 +33,8 @@ CUTE_DEVICE void gemm_bs2(void const* pa, void const* pb, void const* psa, void 
   Tensor tCgC = thr_mma.partition_C(gC);
   Tensor tCsA = make_tensor(make_smem_ptr<TA>(static_cast<void*>(smemA)), sA_layout);
   Tensor tCsB = make_tensor(make_smem_ptr<TB>(static_cast<void*>(smemB)), sB_layout);
-  copy_pairs(thr_mma.partition_A(gA), tCsA, M / 2);
-  copy_pairs(thr_mma.partition_B(gB), tCsB, N / 2);
+  copy_to_smem(thr_mma.partition_A(gA), tCsA, M / 2);
+  copy_to_smem(thr_mma.partition_B(gB), tCsB, N / 2);
   // scale-factor images: SFA per CTA (its M/2 rows), SFB the same in both CTAs (all N rows)
   auto sf_layout = tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(_32{}, _16{}));
   Tensor sSFA = make_tensor(make_smem_ptr(smemSFA), sf_layout);
@@ -95,13 +78,7 @@ CUTE_DEVICE void gemm_bs2(void const* pa, void const* pb, void const* psa, void 
     cutlass::arch::umma_arrive_multicast_2x1SM(&mbar, uint16_t(0b11));
   }
   cute::wait_barrier(mbar, 0);
-  auto t2r = make_tmem_copy(typename Cfg::Load{}, tCtAcc);
-  auto thr = t2r.get_slice(threadIdx.x);
-  Tensor tDgC = thr.partition_D(tCgC);
-  Tensor tDrC = make_tensor<float>(shape(tDgC));
-  copy(t2r, thr.partition_S(tCtAcc), tDrC);
-  cutlass::arch::fence_view_async_tmem_load();
-  copy(tDrC, tDgC);
+  store_accumulator<typename Cfg::Load, float>(tCtAcc, tCgC);
   cute::cluster_sync();
   if (warp == 0) TMEM::Allocator2Sm().free(tmem_base, 512);
 }

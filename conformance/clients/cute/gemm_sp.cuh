@@ -12,12 +12,6 @@
 //   * the MMA takes the metadata as CuTe's tmem_e_frg tensor (UMMA::tmem_e_frg), K block k passed with
 //     TiledMMA::with(tCtE(_,_,k)) (CuTe derives the sparsity selector from the address);
 //   * tcgen05.commit; TMEM load atom -> global.
-#include <cute/tensor.hpp>
-#include <cute/atom/mma_traits_sm100.hpp>
-#include <cute/atom/copy_traits_sm100.hpp>
-#include <cute/arch/tmem_allocator_sm100.hpp>
-#include <cute/arch/cluster_sm90.hpp>
-#include <cutlass/arch/barrier.h>
 #include <cutlass/gemm/collective/builders/sm1xx_sparse_config.inl>
 
 namespace cts {
@@ -133,13 +127,7 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
     cutlass::arch::umma_arrive(&mbar);
   }
   cute::wait_barrier(mbar, 0);
-  auto t2r = make_tmem_copy(typename Cfg::Load{}, tCtAcc);
-  auto thr = t2r.get_slice(threadIdx.x);
-  Tensor tDgC = thr.partition_D(tCgC);
-  Tensor tDrC = make_tensor<TC>(shape(tDgC));
-  copy(t2r, thr.partition_S(tCtAcc), tDrC);
-  cutlass::arch::fence_view_async_tmem_load();
-  copy(tDrC, tDgC);
+  store_accumulator<typename Cfg::Load, TC>(tCtAcc, tCgC);
   __syncthreads();
   if (warp == 0) TMEM::Allocator1Sm().free(tmem_base, 512);
 }
@@ -222,13 +210,7 @@ CUTE_DEVICE void gemm_sp2(void const* pa, void const* pb, void const* pe, void* 
     cutlass::arch::umma_arrive_multicast_2x1SM(&mbar, uint16_t(0b11));
   }
   cute::wait_barrier(mbar, 0);
-  auto t2r = make_tmem_copy(typename Cfg::Load{}, tCtAcc);
-  auto thr = t2r.get_slice(threadIdx.x);
-  Tensor tDgC = thr.partition_D(tCgC);
-  Tensor tDrC = make_tensor<TC>(shape(tDgC));
-  copy(t2r, thr.partition_S(tCtAcc), tDrC);
-  cutlass::arch::fence_view_async_tmem_load();
-  copy(tDrC, tDgC);
+  store_accumulator<typename Cfg::Load, TC>(tCtAcc, tCgC);
   cute::cluster_sync();
   if (warp == 0) TMEM::Allocator2Sm().free(tmem_base, 512);
 }
