@@ -47,6 +47,7 @@ from reference.spec_questions import check_readings, following
 SIM_VERSION = "0.2"
 _OVERRIDE: FaultSet | None = None          # set by override_faults (mutation score): wins over a device's own
 _GENERATION = 0                            # bumped whenever the override changes
+_TRACE_OVERRIDE: Trace | None = None       # set by override_trace: every launch records into it
 
 
 @dataclass
@@ -166,7 +167,7 @@ class SimDevice:
         faults = self.active_faults
         geometry = self.geometry(program, grid, block, cluster)
         packed = program.pack_params(list(params))
-        trace = self.trace
+        trace = _TRACE_OVERRIDE if _TRACE_OVERRIDE is not None else self.trace
         hooks = faults if trace is None else trace.wrap(faults)
         start = time.perf_counter()
         total = geometry.total_clusters
@@ -220,6 +221,18 @@ def override_faults(faults: Iterable[Fault], probe: bool = False):
     finally:
         _OVERRIDE = saved
         _GENERATION += 1
+
+
+@contextlib.contextmanager
+def override_trace(trace: Trace):
+    """Every SimDevice of this process records its launches into ``trace`` inside the block,
+    whatever its own ``trace`` (the hazard score reads which source lines each case executed)."""
+    global _TRACE_OVERRIDE
+    saved, _TRACE_OVERRIDE = _TRACE_OVERRIDE, trace
+    try:
+        yield trace
+    finally:
+        _TRACE_OVERRIDE = saved
 
 
 def faults_overridden() -> bool:

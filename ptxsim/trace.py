@@ -13,6 +13,9 @@ tcgen05 features it used.
   fault), then passes the value to the real faults unchanged: faults still apply, probes still
   probe.  With tracing off nothing is wrapped and the tally is ``None`` (one ``is None`` test per
   instruction run);
+* executed source lines: ``lines[kernel]`` is the set of 1-based PTX line numbers of the
+  instructions some thread reached in a launch of entry ``kernel`` (the hazard score tells from it
+  whether any case executes a synchronization site);
 * ``thread_instructions`` (the sum of the counts) and ``seconds`` (wall time of the launches),
   so ``thread_instructions / seconds`` is the simulator's speed.
 
@@ -127,6 +130,7 @@ class Trace:
 
     def reset(self) -> None:
         self.counts: Counter = Counter()                     # spelling -> thread-executions
+        self.lines: dict[str, set[int]] = {}                 # entry name -> executed 1-based PTX lines
         self.found: dict[str, set[str]] = {h: set() for h in FEATURE_HOOKS}     # hook -> JSON of records
         self.calls: Counter = Counter()                      # hook -> calls
         self.seconds = 0.0
@@ -145,10 +149,13 @@ class Trace:
         """Fold one batch's per-instruction thread counts into counts per spelling."""
         code = program.code
         counts = self.counts
+        lines = self.lines.setdefault(program.kernel.name, set())
         for pc in range(min(program.length, len(tally))):        # the synthetic end-of-kernel ret is left out
             n = tally[pc]
             if n:
-                counts[code[pc].instr.opcode] += n
+                instr = code[pc].instr
+                counts[instr.opcode] += n
+                lines.add(instr.line)
 
     def add_run(self, seconds: float) -> None:
         self.seconds += float(seconds)

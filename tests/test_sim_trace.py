@@ -12,7 +12,7 @@ import pytest
 
 import tests.sim_mma_cases as C
 from ptxsim import Fault, SimDevice, Trace, scheduler
-from ptxsim.device import faults_overridden, override_faults
+from ptxsim.device import faults_overridden, override_faults, override_trace
 from tests.sim_ptx import ALU, HEAD90, run_kernel
 
 MMA_F16 = "tcgen05.mma.cta_group::1.kind::f16 [%r32], %rd6, %rd7, %r22, %p7;"
@@ -87,6 +87,27 @@ def test_divergent_branches_and_loops_count_the_threads_that_ran():
     s = dev.trace.summary()
     assert s["instructions"] == want
     assert s["thread_instructions"] == sum(want.values())
+
+
+def _lines_with(ptx: str, *needles: str) -> set[int]:
+    return {i for i, line in enumerate(ptx.split("\n"), 1) if any(n in line for n in needles)}
+
+
+def test_executed_lines_are_the_reached_instructions_and_override_trace_wins():
+    """Expected lines come from the kernel text: every instruction line but the high branch's
+    when every thread takes the LOW path (block of 8 threads, all < 10)."""
+    own = Trace(features=False)
+    dev = SimDevice(trace=own)
+    shared = Trace(features=False)
+    with override_trace(shared):
+        run_kernel(dev, BRANCHY, "branchy", 8, block=(8, 1, 1))
+    assert own.runs == 0 and shared.runs == 1
+    body = [i for i, line in enumerate(BRANCHY.split("\n"), 1)
+            if line.startswith("    ") and not line.strip().startswith(".") and line.strip().endswith(";")]
+    skipped = _lines_with(BRANCHY, "add.u32 %r2, %r1, 100;", "bra.uni JOIN;")
+    assert shared.lines == {"branchy": set(body) - skipped}
+    run_kernel(dev, BRANCHY, "branchy", 8, block=(8, 1, 1))
+    assert own.runs == 1 and own.lines["branchy"] == shared.lines["branchy"]
 
 
 def test_trace_accumulates_over_runs_and_can_be_attached_later():

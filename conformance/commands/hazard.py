@@ -108,7 +108,7 @@ def handle(args) -> int:
             merged.merge(HazardResult.from_json(r))
         report(merged)
         return 0
-    pytest_args = [tests, "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:warnings", "-qq", "--no-header",
+    pytest_args = [tests, "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:warnings", "-qq", "--no-header", "--tb=native",
                    "--device", "sim", "--sim-hazards", "on", "--level", args.level, "-m", args.marker, "-p", "no:randomly"]
     if args.keyword:
         pytest_args += ["-k", args.keyword]

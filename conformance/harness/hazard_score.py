@@ -13,8 +13,15 @@ on, the simulator's default); :class:`HazardScorePlugin` then takes over the run
    crash *catches* the deletion. The case that caught the previous deletion of the kernel runs
    first. A site that :func:`generators.ptx.sync_redundancy.redundancy` proves redundant is not run
    (``run_redundant=True`` runs it too) and is reported with its reason;
-3. each surviving deletion runs its kernel's cases once more with the site replaced by ``trap;``:
-   when none traps, no case ever reaches the site, and the survivor says so ("not reached").
+3. a survivor says whether any case reaches its site: the baseline runs under
+   :func:`ptxsim.device.override_trace`, which records the PTX lines each launch executed, so a
+   site none of the kernel's passing cases executed is "not reached". For a kernel the simulator
+   never launched (a ``hazard_kernel`` item checked some other way), the deletion's cases run once
+   more with the site replaced by ``trap;`` instead: when none traps, the site is not reached.
+
+Cases run cheapest first (by their baseline duration), except that the case that caught the
+previous deletion of the kernel runs first. Failures are reported with ``--tb=native`` (pytest's
+own traceback rendering costs more than the launch).
 
 Cases run through pytest's own test protocol and the mutation score's run loop
 (:mod:`conformance.harness.mutation`), i.e. the very harness code of the execution tier.
@@ -28,10 +35,12 @@ from functools import partial
 import pytest
 
 from conformance.harness.execute_batch import _exec_case, edit_sources, restrict_batches
-from conformance.harness.mutation import check_collection, first_failure, run_baseline
+from conformance.harness.mutation import check_collection, first_failure, run_reports
 from generators.ptx.kernel import render
 from generators.ptx.sync_redundancy import redundancy
 from generators.ptx.sync_sites import delete_site, sync_sites, trap_site
+from ptxsim.device import override_trace
+from ptxsim.trace import Trace
 from reference.targets import ptx_version
 
 #: families whose cases are broken on purpose (negative execution cases): nothing to delete
@@ -142,6 +151,7 @@ class HazardScorePlugin:
         self.shard = shard
         self.run_redundant = run_redundant
         self.result = HazardResult()
+        self.executed: dict[str, set[int]] = {}     # kernel -> 1-based PTX lines its passing cases executed
 
     def _kernels(self, items) -> list[tuple[KernelUnderTest, list]]:
         groups: dict[str, tuple[KernelUnderTest, list]] = {}
@@ -157,18 +167,43 @@ class HazardScorePlugin:
         check_collection(session)
         kernels = self._kernels(session.items)
         items = [it for _, its in kernels for it in its]
-        passing, self.result.baseline_other = run_baseline(items)
-        self.result.baseline_pass = len(passing)
-        ok = {id(it) for it in passing}
+        cost = self._baseline(items)
+        self.result.baseline_pass = len(cost)
         self.result.kernels = len(kernels)
         for kernel, its in kernels:
-            mine = [it for it in its if id(it) in ok]
+            mine = sorted((it for it in its if id(it) in cost), key=lambda it: cost[id(it)])
             if not mine:
                 self.result.unscored_kernels.append(kernel.name)
                 continue
             self.progress(f"kernel {kernel.name}: {kernel.instruction[:100]} ({len(mine)} passing case(s))")
             self._score_kernel(session, kernel, mine)
         return True
+
+    def _baseline(self, items) -> dict[int, float]:
+        """Run every item once unchanged, recording the PTX lines its launches execute: ``{id(item):
+        seconds}`` of the passing items; the others go to ``baseline_other``."""
+        cost: dict[int, float] = {}
+        for i, item in enumerate(items):
+            trace = Trace(features=False)
+            with override_trace(trace):
+                reports = run_reports(item, items[i + 1] if i + 1 < len(items) else None)
+            if any(r.failed for r in reports) or any(r.skipped for r in reports):
+                outcome = "failed" if any(r.failed for r in reports) else "skipped"
+                self.result.baseline_other.append((item.nodeid, outcome))
+                continue
+            cost[id(item)] = sum(r.duration for r in reports)
+            for name, lines in trace.lines.items():
+                self.executed.setdefault(name, set()).update(lines)
+        return cost
+
+    def _reached(self, session, kernel: KernelUnderTest, site, cases: list) -> bool:
+        """Whether some passing case executes the site: from the baseline's executed lines, or by
+        the ``trap;`` probe for a kernel the simulator never launched."""
+        lines = self.executed.get(kernel.name)
+        if lines is not None:
+            return any(i + 1 in lines for i in site.lines)
+        with edit_sources({kernel.name: partial(trap_site, key=site.key)}):
+            return first_failure(session, cases, around=lambda it: restrict_batches([it])) is not None
 
     def _score_kernel(self, session, kernel: KernelUnderTest, cases: list) -> None:
         text = kernel.ptx.split("\n")
@@ -183,8 +218,7 @@ class HazardScorePlugin:
                     d.caught_by, d.how = found[0].nodeid, failure_kind(found[1])
                     cases = [found[0]] + [c for c in cases if c is not found[0]]
                 else:
-                    with edit_sources({kernel.name: partial(trap_site, key=site.key)}):
-                        d.reached = first_failure(session, cases, around=lambda it: restrict_batches([it])) is not None
+                    d.reached = self._reached(session, kernel, site, cases)
             self.result.deletions.append(d)
             self.progress(line(d))
 
