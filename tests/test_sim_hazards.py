@@ -293,6 +293,18 @@ def test_scale_factors_copied_by_the_issuing_thread():
     expect_sf_hazard([(mma, mma + SF_CP)], "tmem-overwrite", "tcgen05.mma", "tcgen05.cp")
 
 
+def test_scale_factors_copied_by_another_thread_need_the_pattern():
+    """Thread 32's tcgen05.cp of the scale factors -> fence::before -> bar.sync -> fence::after -> thread
+    0's MMA: pipelined across threads (§9.7.16.6.4.3), each step removed is reported at the MMA."""
+    cp = ("    setp.ne.u32 %p0, %tix, 32;\n    @%p0 bra CPD;\n" + SF_CP
+          + "    tcgen05.fence::before_thread_sync;                // @before\nCPD:\n"
+          + "    bar.sync 0;                                       // @sync\n"
+          + "    tcgen05.fence::after_thread_sync;                 // @after\n")
+    assert (run_sf((SF_ISSUE, cp + SF_ISSUE)) == 0).all()
+    for tag, rule in (("before", "tcgen05-fence"), ("after", "tcgen05-fence"), ("sync", "tmem-race")):
+        expect_sf_hazard([(SF_ISSUE, without(cp, tag) + SF_ISSUE)], rule, "tcgen05.cp", "tcgen05.mma")
+
+
 # -- bulk asynchronous copies in flight at exit (PTX ISA cp.async.bulk, cp.async.bulk.wait_group) -------
 
 def test_cta_exits_with_a_bulk_copy_into_its_shared_memory_in_flight():
