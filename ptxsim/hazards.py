@@ -736,6 +736,8 @@ class Hazards:
 
     def issue_overwrites_async_reads(self, thread: int, ctas, cols, ins) -> None:
         """An issued mma/cp/shift of ``thread`` writes columns ``cols`` of ``ctas``."""
+        if not self.any_tmem_reads and not self._queued_reads():
+            return
         kind = ins.opcode.split(".")[1]
         ctas = np.atleast_1d(np.asarray(ctas)).astype(np.int64)
         kk = np.tile(np.arange(cols[0], cols[1]), ctas.size)
@@ -750,23 +752,27 @@ class Hazards:
         and mma -> shift are pipelined (§9.7.16.6.2): those need the MMA's issue ordered before
         (same thread, or the fence pattern, §9.7.16.6.4.3); mma -> cp and mma -> st are not."""
         pipelined = kind in ("mma", "shift")
-        tc = self.m.ext.get("tcgen05")
-        for queue in (tc.queues.values() if tc is not None else ()):
-            for p in queue:
-                e = p.hz
-                if e is None or not e.tmem_reads or not self._hits(e.tmem_reads, cc, kk):
-                    continue
-                if pipelined:
-                    self._issue_order(int(writers[0]), np.array([e.thread]), np.array([e.epoch]), e.index, ins,
-                                      what, "tcgen05.mma reading these columns (pipelined only in issue order)")
-                    continue
-                self._report("tmem-overwrite", SEC_MBAR, _instr(self.m, e.index), ins,
-                             f"{_threads(self.m, [e.thread])} then {_threads(self.m, [int(writers[0])])}",
-                             f"{what} overwrites Tensor Memory that an issued tcgen05.mma reads (A, metadata or "
-                             "scale factors, read when it executes) before its completion")
+        for e in self._queued_reads():
+            if not self._hits(e.tmem_reads, cc, kk):
+                continue
+            if pipelined:
+                self._issue_order(int(writers[0]), np.array([e.thread]), np.array([e.epoch]), e.index, ins,
+                                  what, "tcgen05.mma reading these columns (pipelined only in issue order)")
+                continue
+            self._report("tmem-overwrite", SEC_MBAR, _instr(self.m, e.index), ins,
+                         f"{_threads(self.m, [e.thread])} then {_threads(self.m, [int(writers[0])])}",
+                         f"{what} overwrites Tensor Memory that an issued tcgen05.mma reads (A, metadata or "
+                         "scale factors, read when it executes) before its completion")
         if self.any_tmem_reads:
             self._after_async_reads(np.asarray(writers, dtype=np.int64), np.asarray(cc), np.asarray(kk), ins, what,
                                     pipelined)
+
+    def _queued_reads(self) -> list[_Effect]:
+        """Issued, uncompleted MMAs that read Tensor Memory when they execute."""
+        tc = self.m.ext.get("tcgen05")
+        if tc is None or not tc.queues:
+            return []
+        return [p.hz for queue in tc.queues.values() for p in queue if p.hz is not None and p.hz.tmem_reads]
 
     @staticmethod
     def _hits(reads, cc, kk) -> bool:

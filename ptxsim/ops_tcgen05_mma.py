@@ -388,10 +388,12 @@ def compile_mma(ins, q, k):
             cols = (col, col + iss.desc.n)
             reads = []
             if m.hz is not None:
-                m.hz.mma_reads_tmem(iss.thread, execution.ctas, [cols, *execution.tmem_operands()], ins, "tcgen05.mma")
+                operands = execution.tmem_operands()
+                m.hz.mma_reads_tmem(iss.thread, execution.ctas, [cols, *operands], ins, "tcgen05.mma")
                 sf = execution.scale_factor_cells()
-                m.hz.mma_reads_cells(iss.thread, sf, ins, "tcgen05.mma scale factors")
-                reads = [(c, lo, hi) for c in execution.ctas for lo, hi in execution.tmem_operands()] + sf
+                if sf:
+                    m.hz.mma_reads_cells(iss.thread, sf, ins, "tcgen05.mma scale factors")
+                reads = [(c, lo, hi) for c in execution.ctas for lo, hi in operands] + sf
             tc.issue(iss.thread, form.group, "mma", execution.run, ins=ins, ctas=execution.ctas, cols=cols,
                      reads=reads)
     return run
