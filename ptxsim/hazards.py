@@ -32,6 +32,8 @@ SEC_SYNC = "9.7.16.6.3"              # tcgen05.fence::before/after_thread_sync
 SEC_MBAR = "9.7.16.6.2.1.1"          # mbarrier based completion
 SEC_PROXY = "9.7.16.6.5"             # shared memory accesses in the async proxy
 SEC_ALLOC = "9.7.16.7.1"
+SEC_BULK = "9.7.9.25.4.1"            # cp.async.bulk: completion through the mbarrier's complete-tx
+SEC_TENSOR = "9.7.9.27"              # cp.async.bulk.tensor / cp.async.bulk.wait_group (bulk async-groups)
 
 
 def _threads(m, idx) -> str:
@@ -107,6 +109,14 @@ class Hazards:
         self.g_pend = np.zeros(g, dtype=np.int32)          # instruction index + 1 of a bulk copy not yet landed
         self.g_pend_thread = np.zeros(g, dtype=np.int64)
         self.any_pend = False
+        # Tensor Memory an mma read at completion (A, metadata, scale factors), per (cta, column), all lanes
+        self.r_reader = np.zeros((m.ncta, 512), dtype=np.int64)   # committer + 1
+        self.r_count = np.zeros((m.ncta, 512), dtype=np.int32)    # its commit count
+        self.r_index = np.zeros((m.ncta, 512), dtype=np.int32)    # the reading instruction
+        self.r_iss = np.zeros((m.ncta, 512), dtype=np.int64)      # issuer + 1
+        self.r_iss_ep = np.zeros((m.ncta, 512), dtype=np.int32)   # the issuer's epoch at the issue
+        self.any_tmem_reads = False
+        m.cta_exit_hooks.append(self.bulk_loads_at_cta_exit)
 
     def _report(self, rule: str, *args) -> None:
         """Raise the :func:`hazard` unless ``rule`` is waived (``SimDevice(waive_hazards=...)``)."""
@@ -168,6 +178,45 @@ class Hazards:
                 self._report("exit-pending", SEC_PIPE, ld, m.prog.code[m.current_pc].instr,
                              _threads(m, s.idx[pend.any(axis=0)]),
                              "a thread exits with a tcgen05.ld not waited for by tcgen05.wait::ld")
+        self.bulk_stores_at_exit(m, s)
+
+    def bulk_stores_at_exit(self, m, s) -> None:
+        """A thread exits with bulk stores/reductions (``.bulk_group``) it has not waited for with
+        ``cp.async.bulk.wait_group{.read}``: nothing orders their reads of the CTA's shared memory
+        before the CTA exits, and no other thread can wait for them (bulk async-groups are per thread)."""
+        eng = m.ext.get("cp.async.bulk.tensor")
+        if eng is None:
+            return
+        for t in s.idx.tolist():
+            ops = [op for group in eng.groups.get(t, []) + [eng.open.get(t, [])] for op in group]
+            if ops:
+                self._report("exit-pending", SEC_TENSOR, getattr(ops[0], "instr", None),
+                             m.prog.code[m.current_pc].instr, _threads(m, [t]),
+                             f"a thread exits with {len(ops)} bulk store(s) (.bulk_group) not waited for by "
+                             "cp.async.bulk.commit_group -> cp.async.bulk.wait_group{.read}: their reads of shared "
+                             "memory are not ordered before the CTA's exit")
+
+    def bulk_loads_at_cta_exit(self, m, ctas: np.ndarray) -> None:
+        """CTAs exit while a bulk/TMA copy into their shared memory has not completed and its
+        mbarrier still expects bytes (a nonzero tx-count: no thread can have observed the phase the
+        copy completes): the copy would write shared memory that no longer exists.  A copy whose
+        mbarrier phase completed anyway (a device fault such as an ignored expect-tx) is the device's
+        error, not the kernel's, and is dropped as before."""
+        eng = m.ext.get("cp.async.bulk")
+        if eng is None or not eng.pending:
+            return
+        from ptxsim.ops_mbarrier import decode
+        gone = set(ctas.tolist())
+        view = m.smem.view(np.uint64)
+        for c in eng.pending:
+            for dst, word in zip(c.dsts, c.mbars, strict=True):
+                first = dst.start if isinstance(dst, slice) else int(np.min(dst))
+                cta = first // m.smem_bytes
+                if cta in gone and decode(view[word])[2] != 0:
+                    sec = SEC_TENSOR if c.instr.opcode.startswith("cp.async.bulk.tensor") else SEC_BULK
+                    self._report("exit-pending", sec, c.instr, m.prog.code[m.current_pc].instr, f"CTA {cta}",
+                                 "the CTA exits while an asynchronous bulk copy into its shared memory has not "
+                                 "completed (no thread observed its mbarrier's complete-tx)")
 
 
     # -- synchronization ---------------------------------------------------------------------------
@@ -340,6 +389,7 @@ class Hazards:
                                   what, "tcgen05.alloc of its columns")
         if write:
             self._pending_lds(cc, qq, kk, warps, ins, what)
+            self.overwrites_async_reads(rd, cc, kk, ins, what, None)
         kinds = self.t_kind[cc, qq, kk]
         done = kinds > 0
         if done.any():
@@ -474,37 +524,48 @@ class Hazards:
     def mma_reads_tmem(self, thread: int, cta_list, col_ranges, ins, what: str) -> None:
         """An issued MMA writes D (the first of ``col_ranges``) and reads (A, metadata, D) these
         columns of all lanes."""
-        m = self.m
         for cta in cta_list:
             if self.any_rd:
                 self._war(thread, cta, *col_ranges[0], ins, what)
             for lo, hi in col_ranges:
-                if self.any_alloc:
-                    self.after_alloc(thread, cta, lo, hi, ins, what)
-                self._queued_by_others(thread, cta, lo, hi, ins, what)
-                iss = self.t_iss[cta, :, lo:hi]
-                other = (self.t_kind[cta, :, lo:hi] == 2) & (iss > 0) & (iss - 1 != thread)
-                if other.any():
-                    q_, k_ = np.nonzero(other)
-                    self._completed_async(thread, cta, q_, lo + k_, ins, what)
-                pend = self.t_st_pending[cta, :, lo:hi]
-                if pend.any():
-                    q_, k_ = np.nonzero(pend)
-                    first = _instr(m, int(self.t_index[cta, q_[0], lo + k_[0]]))
-                    self._report("wait-st", SEC_PIPE, first, ins, _threads(m, [thread]),
-                                 f"{what} reads Tensor Memory cells written by a tcgen05.st before that warp's "
-                                 "tcgen05.wait::st")
-                kinds = self.t_kind[cta, :, lo:hi]
-                st = kinds == 1
-                if st.any():
-                    q_, k_ = np.nonzero(st)
-                    wr = self.t_writer[cta, q_, lo + k_] - 1
-                    self._order(thread, wr, self.t_stamp[cta, q_, lo + k_], kinds[q_, k_], "tmem-race",
-                                self.t_index[cta, q_, lo + k_], ins, what)
+                self._reads_columns(thread, cta, lo, hi, ins, what)
                 cc = np.full(hi - lo, cta)
                 if self.ld_records:
                     for q_ in range(4):
                         self._pending_lds(cc, np.full(hi - lo, q_), np.arange(lo, hi), None, ins, what)
+
+    def mma_reads_cells(self, thread: int, cells, ins, what: str) -> None:
+        """An issued MMA reads columns ``(cta, lo, hi)`` (all lanes; its scale factors) at completion:
+        ordered after their writers like A and the metadata (:meth:`mma_reads_tmem`)."""
+        for cta, lo, hi in cells:
+            self._reads_columns(thread, cta, lo, hi, ins, what)
+
+    def _reads_columns(self, thread: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
+        """``thread``'s MMA reads columns ``[lo, hi)`` of ``cta``: every write to them (tcgen05.st,
+        another thread's mma/cp/shift, another warp's alloc) is ordered before it."""
+        m = self.m
+        if self.any_alloc:
+            self.after_alloc(thread, cta, lo, hi, ins, what)
+        self._queued_by_others(thread, cta, lo, hi, ins, what)
+        iss = self.t_iss[cta, :, lo:hi]
+        other = (self.t_kind[cta, :, lo:hi] == 2) & (iss > 0) & (iss - 1 != thread)
+        if other.any():
+            q_, k_ = np.nonzero(other)
+            self._completed_async(thread, cta, q_, lo + k_, ins, what)
+        pend = self.t_st_pending[cta, :, lo:hi]
+        if pend.any():
+            q_, k_ = np.nonzero(pend)
+            first = _instr(m, int(self.t_index[cta, q_[0], lo + k_[0]]))
+            self._report("wait-st", SEC_PIPE, first, ins, _threads(m, [thread]),
+                         f"{what} reads Tensor Memory cells written by a tcgen05.st before that warp's "
+                         "tcgen05.wait::st")
+        kinds = self.t_kind[cta, :, lo:hi]
+        st = kinds == 1
+        if st.any():
+            q_, k_ = np.nonzero(st)
+            wr = self.t_writer[cta, q_, lo + k_] - 1
+            self._order(thread, wr, self.t_stamp[cta, q_, lo + k_], kinds[q_, k_], "tmem-race",
+                        self.t_index[cta, q_, lo + k_], ins, what)
 
     def _completed_async(self, reader: int, cta: int, q_, k_, ins, what: str) -> None:
         """Cells a completed mma/cp/shift of another thread wrote: ``reader`` observed the completion
@@ -580,6 +641,7 @@ class Hazards:
                              "tcgen05.wait::ld)")
         self.t_kind[cta, :, col:col + ncols] = 0
         self.t_rd[cta, :, col:col + ncols] = 0
+        self.r_reader[cta, col:col + ncols] = 0
         self.t_iss[cta, :, col:col + ncols] = 0
         self.a_thread[cta, col:col + ncols] = 0
         for slot in [k for k, v in self.alloc_slots.items() if v[3] == cta and col in v[4]]:
@@ -619,6 +681,8 @@ class Hazards:
                 self.after_alloc(thread, int(cta), int(cols[0]), int(cols[1]), ins, f"tcgen05.{ins.opcode.split('.')[1]}")
         if ins.opcode.startswith("tcgen05.shift") and cols[1] > cols[0]:     # reads the rows it moves (§9.7.16.9.3)
             self.mma_reads_tmem(thread, np.atleast_1d(np.asarray(ctas)).tolist(), [tuple(cols)], ins, "tcgen05.shift")
+        if cols[1] > cols[0]:
+            self.issue_overwrites_async_reads(thread, ctas, cols, ins)
         return _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
                        np.asarray(ctas), cols, int(c.own[thread]))
 
@@ -647,6 +711,7 @@ class Hazards:
             self.g_rcount[g] = self.clocks.commits[self.m.warp_of[committer]]
             self.g_rindex[g] = e.index
             self.any_reads = True
+        self._record_async_reads(e, committer)
         lo, hi = e.cols
         if hi > lo:
             for cta in e.ctas.tolist():
@@ -656,6 +721,94 @@ class Hazards:
                 self.t_index[cta, :, lo:hi] = e.index
                 self.t_iss[cta, :, lo:hi] = e.thread + 1
                 self.t_iss_ep[cta, :, lo:hi] = e.epoch
+
+    # -- Tensor Memory an mma reads at completion (A, metadata, scale factors): write-after-read --
+
+    def _record_async_reads(self, e: _Effect, committer: int) -> None:
+        """The completed MMA ``e`` read its Tensor Memory operands; later writers must observe this commit."""
+        for cta, lo, hi in e.tmem_reads:
+            self.r_reader[cta, lo:hi] = committer + 1
+            self.r_count[cta, lo:hi] = self.clocks.commits[self.m.warp_of[committer]]
+            self.r_index[cta, lo:hi] = e.index
+            self.r_iss[cta, lo:hi] = e.thread + 1
+            self.r_iss_ep[cta, lo:hi] = e.epoch
+            self.any_tmem_reads = True
+
+    def issue_overwrites_async_reads(self, thread: int, ctas, cols, ins) -> None:
+        """An issued mma/cp/shift of ``thread`` writes columns ``cols`` of ``ctas``."""
+        if not self.any_tmem_reads and not self._queued_reads():
+            return
+        kind = ins.opcode.split(".")[1]
+        ctas = np.atleast_1d(np.asarray(ctas)).astype(np.int64)
+        kk = np.tile(np.arange(cols[0], cols[1]), ctas.size)
+        cc = np.repeat(ctas, cols[1] - cols[0])
+        self.overwrites_async_reads(np.full(kk.size, thread), cc, kk, ins, f"tcgen05.{kind}", kind)
+
+    def overwrites_async_reads(self, writers, cc, kk, ins, what: str, kind: str | None) -> None:
+        """Threads ``writers`` write Tensor Memory columns ``kk`` of CTAs ``cc`` (all lanes of the
+        column are taken as read) with a tcgen05.st (``kind`` None) or an mma/cp/shift.  An MMA reads
+        A, metadata and scale factors when it executes, so the write must follow its completion: the
+        writer observed the commit's mbarrier (then ``fence::after_thread_sync``).  Only mma -> mma
+        and mma -> shift are pipelined (§9.7.16.6.2): those need the MMA's issue ordered before
+        (same thread, or the fence pattern, §9.7.16.6.4.3); mma -> cp and mma -> st are not."""
+        pipelined = kind in ("mma", "shift")
+        for e in self._queued_reads():
+            if not self._hits(e.tmem_reads, cc, kk):
+                continue
+            if pipelined:
+                self._issue_order(int(writers[0]), np.array([e.thread]), np.array([e.epoch]), e.index, ins,
+                                  what, "tcgen05.mma reading these columns (pipelined only in issue order)")
+                continue
+            self._report("tmem-overwrite", SEC_MBAR, _instr(self.m, e.index), ins,
+                         f"{_threads(self.m, [e.thread])} then {_threads(self.m, [int(writers[0])])}",
+                         f"{what} overwrites Tensor Memory that an issued tcgen05.mma reads (A, metadata or "
+                         "scale factors, read when it executes) before its completion")
+        if self.any_tmem_reads:
+            self._after_async_reads(np.asarray(writers, dtype=np.int64), np.asarray(cc), np.asarray(kk), ins, what,
+                                    pipelined)
+
+    def _queued_reads(self) -> list[_Effect]:
+        """Issued, uncompleted MMAs that read Tensor Memory when they execute."""
+        tc = self.m.ext.get("tcgen05")
+        if tc is None or not tc.queues:
+            return []
+        return [p.hz for queue in tc.queues.values() for p in queue if p.hz is not None and p.hz.tmem_reads]
+
+    @staticmethod
+    def _hits(reads, cc, kk) -> bool:
+        return any(bool(((cc == c) & (kk >= lo) & (kk < hi)).any()) for c, lo, hi in reads)
+
+    def _after_async_reads(self, w, cc, kk, ins, what: str, pipelined: bool) -> None:
+        """Writes by ``w`` to columns read by completed MMAs: ordered after each MMA's completion."""
+        r = self.r_reader[cc, kk] - 1
+        has = r >= 0
+        if not has.any():
+            return
+        c = self.clocks
+        w, cc, kk, r = w[has], cc[has], kk[has], r[has]
+        col = c.D + c.lt[r] // 32
+        count = self.r_count[cc, kk]
+        ok = c.vt[w, col] >= count
+        if pipelined:
+            iss = self.r_iss[cc, kk] - 1
+            ok |= (iss == w) | (c.vt[w, c.lt[iss]] >= self.r_iss_ep[cc, kk])
+        bad = ~ok
+        if "tcgen05-fence" in self.waived:
+            bad &= c.vc[w, col] < count
+        if not bad.any():
+            return
+        j = int(np.flatnonzero(bad)[0])
+        first = _instr(self.m, int(self.r_index[cc[j], kk[j]]))
+        threads = f"{_threads(self.m, [int(r[j])])} then {_threads(self.m, [int(w[j])])}"
+        if c.vc[w[j], col[j]] >= count[j]:
+            self._report("tcgen05-fence", SEC_SYNC, first, ins, threads,
+                         f"{what} overwrites Tensor Memory a completed tcgen05.mma read, ordered after its "
+                         "completion by thread synchronization alone: the pattern (tcgen05.commit or "
+                         "tcgen05.fence::before_thread_sync) -> sync -> tcgen05.fence::after_thread_sync "
+                         "(§9.7.16.6.4) is incomplete")
+        self._report("tmem-overwrite", SEC_MBAR, first, ins, threads,
+                     f"{what} overwrites Tensor Memory (A, metadata or scale factors) a tcgen05.mma reads, and the "
+                     "writing thread has not observed its completion (tcgen05.commit -> mbarrier wait)")
 
     def commit(self, thread: int) -> None:
         self.clocks.before_thread_sync(np.array([thread]))
@@ -850,12 +1003,13 @@ def _instr(m, index: int):
 class _Effect:
     """An issued mma/cp/shift: who issued it, when, what the issuer knew, what it reads."""
 
-    __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules", "epoch")
+    __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules", "epoch", "tmem_reads")
 
     def __init__(self, thread, index, time, vc, ctas, cols, epoch) -> None:
         self.thread, self.index, self.time, self.vc, self.ctas, self.cols = thread, index, time, vc, ctas, cols
         self.epoch = epoch              # the issuer's epoch at the issue
         self.granules: list[np.ndarray] = []
+        self.tmem_reads: list[tuple[int, int, int]] = []     # (cta, lo, hi) read at completion (an MMA's)
 
 
 

@@ -177,13 +177,16 @@ class TensorCore:
         return cta - cta % 2 if cta_group == 2 else cta
 
     def issue(self, thread: int, cta_group: int, kind: str, effect: Callable[[], None], *, ins=None,
-              ctas=(), cols=(0, 0)) -> None:
+              ctas=(), cols=(0, 0), reads=()) -> None:
         """Queue an asynchronous operation (mma, cp, shift) issued by ``thread`` (instruction
-        ``ins``) that writes columns ``cols`` = [lo, hi) of every lane of ``ctas``."""
+        ``ins``) that writes columns ``cols`` = [lo, hi) of every lane of ``ctas`` and reads the
+        Tensor Memory ``reads`` = ``(cta, lo, hi)`` at completion (an MMA's A, metadata, scale factors)."""
         self.seq += 1
         self.m.epoch += 1
         key = self.pipeline_key(int(self.m.cta_of[thread]), cta_group)
         record = self.m.hz.issue(thread, ins, ctas, cols) if self.m.hz is not None and ins is not None else None
+        if record is not None:
+            record.tmem_reads = list(reads)
         self.queues.setdefault(key, []).append(Pending(self.seq, thread, kind, effect, record))
 
     def complete_through(self, thread: int, cta_group: int) -> None:

@@ -220,7 +220,8 @@ class MmaExecution:
 
     def tmem_operands(self) -> list[tuple[int, int]]:
         """Column ranges ``[lo, hi)`` the MMA reads from Tensor Memory besides D: A (when in Tensor
-        Memory) and the sparsity metadata (for the hazard checker; scale factors are not listed)."""
+        Memory) and the sparsity metadata (for the hazard checker, in every CTA of the MMA; the scale
+        factors, which differ per CTA, are :meth:`scale_factor_cells`)."""
         f, d = self.form, self.iss.desc
         out = []
         if f.a_tmem:
@@ -279,12 +280,35 @@ class MmaExecution:
                         raw=nib)
         return expand_sparse(pat, comp, np.asarray(pos))
 
+    def sf_columns(self, addr: int, mn: int, sid: int, by_half: bool = False) -> np.ndarray:
+        """The Tensor Memory columns (all 128 lanes) holding ``mn`` rows' scale factors of scale
+        factor id ``sid`` at ``addr`` (``reference.tmem_mma_operands.scale_factor_span``)."""
+        sf = self.form.scale_factor_count(self.iss.desc)
+        return split(addr)[1] + np.arange(TO.scale_factor_span(mn // 2 if by_half else mn, sf, sid))
+
+    def sfb_parts(self) -> list[tuple[int, int, bool]]:
+        """(owner CTA, N columns, read by half) of each SFB part: spec questions Q-SFB-2CTA, Q-SFB-2X2."""
+        d, group = self.iss.desc, self.form.group
+        parts = TO.scale_b_parts(d.n, group)
+        owners = [self.iss.cta] if len(parts) == 1 else self.ctas
+        halves = TO.scale_b_by_half(d.m, group)
+        return [(owners[i], cols, halves) for i, _, cols in parts]
+
+    def scale_factor_cells(self) -> list[tuple[int, int, int]]:
+        """``(cta, lo, hi)``: the columns (all lanes) :meth:`scale_factors` reads, for the hazard checker."""
+        if not self.form.block_scale:
+            return []
+        d = self.iss.desc
+        cells = [(c, self.sf_columns(self.iss.sfa, self.mc, d.a_scale_id)) for c in self.ctas]
+        cells += [(c, self.sf_columns(self.iss.sfb, n, d.b_scale_id, half)) for c, n, half in self.sfb_parts()]
+        return [(int(c), int(cols[0]), int(cols[-1]) + 1) for c, cols in cells if cols.size]
+
     def scale_factors(self, a_id: int, b_id: int) -> ScaleFactors:
         f, d = self.form, self.iss.desc
         sf = f.scale_factor_count(d)
 
         def per_cta(addr, mn, cta, sid, by_half=False):
-            lane, col = split(addr)
+            lane = split(addr)[0]
             # CUTLASS's reading (cute/arch/mma_sm100_desc.hpp, make_runtime_instr_desc_block_scaled): a
             # sub-word TMEM address carries the byte offset in bits 31:30, and CuTe hands that address to
             # the MMA with the same offset as the descriptor's scale-factor id.  Accepted when the two agree
@@ -296,14 +320,11 @@ class MmaExecution:
             if lane:
                 raise _err("scale factor address", "lane of a scale factor address", "0 (all 4 lane quarters)", lane,
                            "9.7.16.10.7")
-            cols = col + np.arange(TO.scale_factor_span(mn // 2 if by_half else mn, sf, sid))
+            cols = self.sf_columns(addr, mn, sid, by_half)
             self.tc.require_cells(cta, np.arange(128)[:, None], cols[None, :], "tcgen05.mma scale factors")
             return TO.replicated(TO.read_scale_factors(self.tc.tmem[cta][:, cols], mn, sf, sid, by_half))
         sa = np.concatenate([per_cta(self.iss.sfa, self.mc, c, a_id) for c in self.ctas])
-        parts = TO.scale_b_parts(d.n, f.group)          # spec question Q-SFB-2CTA
-        owners = [self.iss.cta] if len(parts) == 1 else self.ctas
-        halves = TO.scale_b_by_half(d.m, f.group)       # spec question Q-SFB-2X2
-        sb = np.concatenate([per_cta(self.iss.sfb, cols, owners[i], b_id, halves) for i, _, cols in parts])
+        sb = np.concatenate([per_cta(self.iss.sfb, cols, c, b_id, half) for c, cols, half in self.sfb_parts()])
         return ScaleFactors(sa, sb, a_id, b_id, d.scale_type)
 
     # -- the MMA ----------------------------------------------------------------------------------
@@ -365,9 +386,16 @@ def compile_mma(ins, q, k):
             execution = MmaExecution(m, tc, form, iss)
             col = split(iss.d)[1]
             cols = (col, col + iss.desc.n)
+            reads = []
             if m.hz is not None:
-                m.hz.mma_reads_tmem(iss.thread, execution.ctas, [cols, *execution.tmem_operands()], ins, "tcgen05.mma")
-            tc.issue(iss.thread, form.group, "mma", execution.run, ins=ins, ctas=execution.ctas, cols=cols)
+                operands = execution.tmem_operands()
+                m.hz.mma_reads_tmem(iss.thread, execution.ctas, [cols, *operands], ins, "tcgen05.mma")
+                sf = execution.scale_factor_cells()
+                if sf:
+                    m.hz.mma_reads_cells(iss.thread, sf, ins, "tcgen05.mma scale factors")
+                reads = [(c, lo, hi) for c in execution.ctas for lo, hi in operands] + sf
+            tc.issue(iss.thread, form.group, "mma", execution.run, ins=ins, ctas=execution.ctas, cols=cols,
+                     reads=reads)
     return run
 
 

@@ -361,7 +361,9 @@ def _compile_store(ins, q, k, ndim: int, op: str | None):
             flat = cta * m.smem_bytes + _shared_layout(m, t, off + SHARED_BASE, what) - SHARED_BASE
             if m.hz is not None:        # the async proxy reads the source: generic writes need a proxy fence
                 m.hz.async_read(thread, np.unique(np.asarray(flat, dtype=np.int64) >> 4), ins)
-            eng.open.setdefault(thread, []).append(_store_op(m, t, coords[j].copy(), flat, op))
+            perform = _store_op(m, t, coords[j].copy(), flat, op)
+            perform.instr = ins         # named by the hazard checker when the thread exits without waiting
+            eng.open.setdefault(thread, []).append(perform)
         m.epoch += 1
     return run
 

@@ -198,3 +198,146 @@ def test_shift_reads_rows_other_warps_stored():
     run_kernel(SimDevice(), SHIFT, "shift", 1, block=(160, 1, 1))
     for tag, rule in (("before", "tcgen05-fence"), ("after", "tcgen05-fence"), ("sync", "tmem-race")):
         expect_hazard(without(SHIFT, tag), "shift", rule, "tcgen05.st", "tcgen05.shift", block=(160, 1, 1))
+
+
+# -- scale factors in Tensor Memory: read by the block-scaled MMA when it executes (§9.7.16.10.7) ------
+
+SF_MMA = "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale [%r32], %rd6, %rd7, %r22, [%r35], [%r36], %p7;"
+SF_ISSUE = "    setp.ne.u32 %p4, %tix, 0;\n"                 # all threads, before thread 0's issue block
+SF_COMMIT = "    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%mbar];\n"
+SF_ISSUED = "ISSUED:\n"
+SF_WAITED = "WAITED:\n    tcgen05.fence::after_thread_sync;\n"
+PATTERN = ("    tcgen05.fence::before_thread_sync;                // @before\n"
+           "    bar.sync 0;                                       // @sync\n"
+           "    tcgen05.fence::after_thread_sync;                 // @after\n")
+# SFA (M = 128, one ue8m0 factor per row: columns 100..103) at column 100, SFB (N = 32: column 110) at 110
+SF_COLUMNS = {"sfa": (100, 4), "sfb": (110, 1)}
+
+
+def sf_store(col: int, n: int) -> str:
+    """Every warp stores its quarter of columns ``col..col+n-1`` again, with the values the harness preloaded."""
+    regs = ", ".join(f"%v{col + i}" for i in range(n))
+    return (f"    add.u32 %r37, %ta, {col};\n    tcgen05.st.sync.aligned.32x32b.x{n}.b32 [%r37], {{{regs}}};\n"
+            "    tcgen05.wait::st.sync.aligned;\n")
+
+
+# thread 0: tcgen05.cp.32x128b.warpx4 of 32 rows x 16 bytes (zeros, staged at 0x6000; K-major, SBO 128) to SFA
+SF_CP = ("    add.u32 %r37, %sbase, 0x6000;\n    shr.u32 %r37, %r37, 4;\n    and.b32 %r37, %r37, 0x3FFF;\n"
+         "    cvt.u64.u32 %rd10, %r37;\n    or.b64 %rd10, %rd10, 0x400800080000;\n    add.u32 %r38, %tbase, 100;\n"
+         "    tcgen05.cp.cta_group::1.32x128b.warpx4 [%r38], %rd10;\n")
+
+
+def run_sf(*edits):
+    """The block-scaled MMA kernel (A = B = 0, scale factors preloaded by every warp) with the
+    ``(old, new)`` text edits applied; returns D (all zero)."""
+    from tests.sim_mma_cases import MmaKernel, idesc_scaled, smem_desc
+
+    kern = MmaKernel(SF_MMA, readback=((0, 32),))
+    for old, new in edits:
+        assert kern.ptx.count(old) == 1, old
+        kern.ptx = kern.ptx.replace(old, new)
+    tmem = np.zeros((1, 128, 128), dtype=np.uint32)
+    tmem[0, :, 100:120] = 0x7F7F7F7F                              # ue8m0 127 (2^0) in every byte, every lane
+    return kern.run(smem=[np.zeros(0x8000, dtype=np.uint8)], tmem=tmem, a_desc=smem_desc(0, 2048, 128),
+                    b_desc=smem_desc(0x4000, 512, 128), sfa=100, sfb=110, enable=False,
+                    idesc_value=idesc_scaled(m=128, n=32, a_type="e4m3", b_type="e4m3"))[0]
+
+
+def expect_sf_hazard(edits, rule, first, second):
+    with pytest.raises(HazardError) as info:
+        run_sf(*edits)
+    exc = info.value
+    assert exc.rule == rule, str(exc)
+    assert first in exc.first and second in exc.second, str(exc)
+    return exc
+
+
+@pytest.mark.parametrize("operand", ["sfa", "sfb"])
+def test_scale_factors_stored_by_other_warps_need_the_pattern(operand):
+    """Other warps' tcgen05.st of the scale factors -> fence::before -> bar.sync -> fence::after -> MMA
+    (§9.7.16.6.4.4); each step removed is reported at the MMA."""
+    store = sf_store(*SF_COLUMNS[operand]) + PATTERN
+    assert (run_sf((SF_ISSUE, store + SF_ISSUE)) == 0).all()
+    for tag, rule in (("before", "tcgen05-fence"), ("after", "tcgen05-fence"), ("sync", "tmem-race")):
+        broken = without(store, tag)
+        expect_sf_hazard([(SF_ISSUE, broken + SF_ISSUE)], rule, "tcgen05.st", "tcgen05.mma")
+
+
+def test_scale_factors_stored_without_wait_st():
+    store = sf_store(100, 4).replace("    tcgen05.wait::st.sync.aligned;\n", "")
+    expect_sf_hazard([(SF_ISSUE, store + PATTERN + SF_ISSUE)], "wait-st", "tcgen05.st", "tcgen05.mma")
+
+
+def test_scale_factors_overwritten_after_the_observed_completion():
+    """The MMA reads its scale factors when it executes: a later tcgen05.st of them must follow
+    commit -> mbarrier wait -> fence::after_thread_sync."""
+    assert (run_sf((SF_WAITED, SF_WAITED + sf_store(100, 4))) == 0).all()
+    exc = expect_sf_hazard([(SF_WAITED, "WAITED:\n" + sf_store(100, 4) + "    tcgen05.fence::after_thread_sync;\n")],
+                           "tcgen05-fence", "tcgen05.mma", "tcgen05.st")
+    assert "overwrites" in str(exc)
+    expect_sf_hazard([(SF_ISSUED, SF_ISSUED + sf_store(110, 1))], "tmem-overwrite", "tcgen05.mma", "tcgen05.st")
+
+
+def test_scale_factors_overwritten_before_the_mma_completed():
+    """tcgen05.st of scale factors an issued, uncommitted MMA still reads."""
+    commit_later = (SF_ISSUED, SF_ISSUED + sf_store(100, 4) + "    @!%p4 " + SF_COMMIT.lstrip())
+    exc = expect_sf_hazard([(SF_COMMIT, ""), commit_later], "tmem-overwrite", "tcgen05.mma", "tcgen05.st")
+    assert "before its completion" in str(exc)
+
+
+def test_scale_factors_copied_by_the_issuing_thread():
+    """tcgen05.cp -> tcgen05.mma of one thread is pipelined (§9.7.16.6.2): no wait needed; mma -> cp is
+    not a pipelined pair, so a cp overwriting the scale factors of an uncompleted MMA is reported."""
+    mma = "    " + SF_MMA + "\n"
+    assert (run_sf((mma, SF_CP + mma)) == 0).all()
+    expect_sf_hazard([(mma, mma + SF_CP)], "tmem-overwrite", "tcgen05.mma", "tcgen05.cp")
+
+
+def test_scale_factors_copied_by_another_thread_need_the_pattern():
+    """Thread 32's tcgen05.cp of the scale factors -> fence::before -> bar.sync -> fence::after -> thread
+    0's MMA: pipelined across threads (§9.7.16.6.4.3), each step removed is reported at the MMA."""
+    cp = ("    setp.ne.u32 %p0, %tix, 32;\n    @%p0 bra CPD;\n" + SF_CP
+          + "    tcgen05.fence::before_thread_sync;                // @before\nCPD:\n"
+          + "    bar.sync 0;                                       // @sync\n"
+          + "    tcgen05.fence::after_thread_sync;                 // @after\n")
+    assert (run_sf((SF_ISSUE, cp + SF_ISSUE)) == 0).all()
+    for tag, rule in (("before", "tcgen05-fence"), ("after", "tcgen05-fence"), ("sync", "tmem-race")):
+        expect_sf_hazard([(SF_ISSUE, without(cp, tag) + SF_ISSUE)], rule, "tcgen05.cp", "tcgen05.mma")
+
+
+# -- bulk asynchronous copies in flight at exit (PTX ISA cp.async.bulk, cp.async.bulk.wait_group) -------
+
+def test_cta_exits_with_a_bulk_copy_into_its_shared_memory_in_flight():
+    from tests.sim_ptx import BULK
+
+    wait = ("    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;\n    @%p2 bra DONE;\n"
+            "    add.u32 %r8, %r8, 1;\n    setp.lt.u32 %p3, %r8, 1000;\n    @%p3 bra WAIT;\n")
+    assert wait in BULK
+    dev = SimDevice()
+    src, out = dev.memory.alloc(64), dev.memory.alloc(64 * 16)
+    dev.memory.write(src, np.arange(64, dtype=np.uint8).tobytes())
+    dev.run(dev.load(BULK), "bulk", [src, out, np.uint32(64)], (1, 1, 1), (64, 1, 1))      # intact: clean
+    with pytest.raises(HazardError) as info:
+        dev.run(dev.load(BULK.replace(wait, "")), "bulk", [src, out, np.uint32(64)], (1, 1, 1), (64, 1, 1))
+    exc = info.value
+    assert exc.rule == "exit-pending" and "cp.async.bulk" in exc.first and "ret" in exc.second, str(exc)
+
+
+@pytest.mark.parametrize("removed", [("wait_group.read 0",), ("commit_group", "wait_group.read 0")])
+def test_thread_exits_with_a_bulk_store_not_waited_for(removed):
+    from tests.test_sim_tensor import _array, run_store
+
+    initial = _array((8, 32), np.int32, seed=10)
+    image = np.arange(4096, dtype=np.uint8)
+    run_store(initial, image, [8, 2], [16, 4], dtype="int32")                                # intact: clean
+
+    def edit(ptx):
+        for what in removed:
+            line = f"    @%p1 cp.async.bulk.{what};\n"
+            assert line in ptx
+            ptx = ptx.replace(line, "")
+        return ptx
+    with pytest.raises(HazardError) as info:
+        run_store(initial, image, [8, 2], [16, 4], dtype="int32", edit=edit)
+    exc = info.value
+    assert exc.rule == "exit-pending" and "cp.async.bulk.tensor" in exc.first and "ret" in exc.second, str(exc)

@@ -330,7 +330,8 @@ COPIED:
 """
 
 
-def run_store(initial: np.ndarray, image: np.ndarray, coords, box, *, dtype, swizzle="none", op=None):
+def run_store(initial: np.ndarray, image: np.ndarray, coords, box, *, dtype, swizzle="none", op=None, edit=None):
+    """Run :func:`store_kernel` (its text through ``edit`` when given) and return the global tensor."""
     rank = initial.ndim
     dev = SimDevice()
     g = dev.memory.alloc(initial.nbytes)
@@ -342,7 +343,8 @@ def run_store(initial: np.ndarray, image: np.ndarray, coords, box, *, dtype, swi
     dims = list(reversed(initial.shape))
     strides = [int(s) for s in reversed(initial.strides)][1:]
     tm = tensormap_tiled(dtype, rank, g, dims, strides, box, [1] * rank, swizzle=swizzle)
-    module = dev.load(store_kernel(rank, op))
+    ptx = store_kernel(rank, op)
+    module = dev.load(edit(ptx) if edit else ptx)
     dev.run(module, "tstore", [tm, src, SMEM, *coords], 1, 128)
     return dev.memory.read_array(g, initial.nbytes).view(initial.dtype).reshape(initial.shape)
 
