@@ -27,6 +27,7 @@ from ptxsim.errors import HazardError, where
 from reference.spec_questions import reading
 
 SEC_PIPE = "9.7.16.6.2.1.2"          # tcgen05.ld/st -> tcgen05.wait
+SEC_ASYNC = "9.7.16.6.1"             # asynchronous tcgen05 operations: unordered unless pipelined
 SEC_REG = "9.7.16.6.4.5"             # register dependencies, same thread
 SEC_SYNC = "9.7.16.6.3"              # tcgen05.fence::before/after_thread_sync
 SEC_MBAR = "9.7.16.6.2.1.1"          # mbarrier based completion
@@ -94,6 +95,7 @@ class Hazards:
         #: flat shared byte of a tcgen05.alloc's address -> (warp's first thread, epoch, line, cta, columns)
         self.alloc_slots: dict[int, tuple[int, int, int, int, range]] = {}
         self.ld_records: list[tuple] = []                  # (warps, cta, quarter, col lo, col hi, index)
+        self.st_records: list[tuple] = []                  # (warp per cell, cell keys, index) of unwaited tcgen05.st
         # shared memory shadow per 16-byte granule
         g = m.smem.size // 16 + 1
         self.g_writer = np.zeros(g, dtype=np.int64)        # thread + 1 of the last generic-proxy write
@@ -388,6 +390,8 @@ class Hazards:
                 self._issue_order(rd[other], a[other] - 1, self.a_ep[cc, kk][other], self.a_index[cc, kk][other], ins,
                                   what, "tcgen05.alloc of its columns")
         if write:
+            if self.st_records:
+                self._st_over_pending_st(s, cta, lanes, cols, ins)
             self._pending_lds(cc, qq, kk, warps, ins, what)
             self.overwrites_async_reads(rd, cc, kk, ins, what, None)
         kinds = self.t_kind[cc, qq, kk]
@@ -418,6 +422,25 @@ class Hazards:
                                  f"{what} accesses Tensor Memory columns {lo}..{hi - 1} that an issued "
                                  f"tcgen05.{p.kind} has not completed writing")
 
+    @staticmethod
+    def _cells(cta, lanes, cols) -> np.ndarray:
+        """One key per Tensor Memory cell (CTA, lane, column) of ``lanes``/``cols`` ``[row, entry]``."""
+        ctab = np.broadcast_to(np.asarray(cta).reshape(-1, 1), np.shape(lanes))
+        return ((ctab.astype(np.int64) * 128 + lanes) * 512 + cols).ravel()
+
+    def _st_over_pending_st(self, s, cta, lanes, cols, ins) -> None:
+        """A tcgen05.st writes cells an earlier tcgen05.st wrote that its warp has not waited for:
+        asynchronous operations of one thread are unordered unless pipelined (§9.7.16.6.1), and
+        st -> st is no pipelined pair (§9.7.16.6.2), so the two writes may land in either order."""
+        keys = self._cells(cta, lanes, cols)
+        for rwarps, rkeys, index in self.st_records:
+            hit = np.isin(rkeys, keys)
+            if hit.any():
+                self._report("wait-st", SEC_ASYNC, _instr(self.m, index), ins,
+                             f"warp {int(rwarps[np.flatnonzero(hit)[0]])} then {_threads(self.m, s.idx[:1])}",
+                             "tcgen05.st overwrites Tensor Memory cells an earlier tcgen05.st writes before that "
+                             "warp's tcgen05.wait::st (st -> st is not pipelined, §9.7.16.6.2: a write-after-write)")
+
     def _pending_lds(self, cc, qq, kk, warps, ins, what) -> None:
         for rwarps, rcta, rq, lo, hi, index in self.ld_records:
             for w, c, q_, a, b in zip(rwarps.tolist(), rcta.tolist(), rq.tolist(), lo.tolist(), hi.tolist(), strict=True):
@@ -447,6 +470,7 @@ class Hazards:
         w = np.broadcast_to(m.warp_of[s.idx].reshape(-1, 1), lanes.shape)
         self.t_st_pending[ctab, lanes // 32, cols] = w + 1
         self.t_index[ctab, lanes // 32, cols] = index
+        self.st_records.append((w.ravel(), self._cells(cta, lanes, cols), index))
 
     def wait(self, s, stores: bool) -> None:
         m = self.m
@@ -456,6 +480,8 @@ class Hazards:
                                            for rw, rc, rq, lo, hi, ix in self.ld_records
                                            for keep in [~np.isin(rw, warps)]) if r[0].size]
             return
+        self.st_records = [(rw[keep], rk[keep], ix) for rw, rk, ix in self.st_records
+                           for keep in [~np.isin(rw, warps)] if keep.any()]
         pend = self.t_st_pending
         if not pend.any():
             return
@@ -557,7 +583,7 @@ class Hazards:
             q_, k_ = np.nonzero(pend)
             first = _instr(m, int(self.t_index[cta, q_[0], lo + k_[0]]))
             self._report("wait-st", SEC_PIPE, first, ins, _threads(m, [thread]),
-                         f"{what} reads Tensor Memory cells written by a tcgen05.st before that warp's "
+                         f"{what} accesses Tensor Memory cells written by a tcgen05.st before that warp's "
                          "tcgen05.wait::st")
         kinds = self.t_kind[cta, :, lo:hi]
         st = kinds == 1
@@ -679,8 +705,12 @@ class Hazards:
         if self.any_alloc and cols[1] > cols[0]:
             for cta in np.atleast_1d(np.asarray(ctas)).tolist():
                 self.after_alloc(thread, int(cta), int(cols[0]), int(cols[1]), ins, f"tcgen05.{ins.opcode.split('.')[1]}")
-        if ins.opcode.startswith("tcgen05.shift") and cols[1] > cols[0]:     # reads the rows it moves (§9.7.16.9.3)
-            self.mma_reads_tmem(thread, np.atleast_1d(np.asarray(ctas)).tolist(), [tuple(cols)], ins, "tcgen05.shift")
+        # shift reads the rows it moves (§9.7.16.9.3); shift and cp write every lane of their columns: ordered
+        # after other warps' tcgen05.ld (WAR) and tcgen05.st (WAW) of them and other threads' mma/cp/shift like
+        # an MMA's D (§9.7.16.6.3; §9.7.16.6.4.4 example 1 is ld -> cp)
+        what = "tcgen05." + ins.opcode.split(".")[1]
+        if what in ("tcgen05.shift", "tcgen05.cp") and cols[1] > cols[0]:
+            self.mma_reads_tmem(thread, np.atleast_1d(np.asarray(ctas)).tolist(), [tuple(cols)], ins, what)
         if cols[1] > cols[0]:
             self.issue_overwrites_async_reads(thread, ctas, cols, ins)
         return _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
