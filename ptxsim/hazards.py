@@ -95,7 +95,7 @@ class Hazards:
         #: flat shared byte of a tcgen05.alloc's address -> (warp's first thread, epoch, line, cta, columns)
         self.alloc_slots: dict[int, tuple[int, int, int, int, range]] = {}
         self.ld_records: list[tuple] = []                  # (warps, cta, quarter, col lo, col hi, index)
-        self.st_records: list[tuple] = []                  # (warp per cell, cell keys, index) of unwaited tcgen05.st
+        self.t_st_cell = None                              # (cta, lane, column): an unwaited tcgen05.st writes it
         # shared memory shadow per 16-byte granule
         g = m.smem.size // 16 + 1
         self.g_writer = np.zeros(g, dtype=np.int64)        # thread + 1 of the last generic-proxy write
@@ -390,7 +390,7 @@ class Hazards:
                 self._issue_order(rd[other], a[other] - 1, self.a_ep[cc, kk][other], self.a_index[cc, kk][other], ins,
                                   what, "tcgen05.alloc of its columns")
         if write:
-            if self.st_records:
+            if self.t_st_cell is not None:
                 self._st_over_pending_st(s, cta, lanes, cols, ins)
             self._pending_lds(cc, qq, kk, warps, ins, what)
             self.overwrites_async_reads(rd, cc, kk, ins, what, None)
@@ -422,24 +422,19 @@ class Hazards:
                                  f"{what} accesses Tensor Memory columns {lo}..{hi - 1} that an issued "
                                  f"tcgen05.{p.kind} has not completed writing")
 
-    @staticmethod
-    def _cells(cta, lanes, cols) -> np.ndarray:
-        """One key per Tensor Memory cell (CTA, lane, column) of ``lanes``/``cols`` ``[row, entry]``."""
-        ctab = np.broadcast_to(np.asarray(cta).reshape(-1, 1), np.shape(lanes))
-        return ((ctab.astype(np.int64) * 128 + lanes) * 512 + cols).ravel()
-
     def _st_over_pending_st(self, s, cta, lanes, cols, ins) -> None:
         """A tcgen05.st writes cells an earlier tcgen05.st wrote that its warp has not waited for:
         asynchronous operations of one thread are unordered unless pipelined (§9.7.16.6.1), and
         st -> st is no pipelined pair (§9.7.16.6.2), so the two writes may land in either order."""
-        keys = self._cells(cta, lanes, cols)
-        for rwarps, rkeys, index in self.st_records:
-            hit = np.isin(rkeys, keys)
-            if hit.any():
-                self._report("wait-st", SEC_ASYNC, _instr(self.m, index), ins,
-                             f"warp {int(rwarps[np.flatnonzero(hit)[0]])} then {_threads(self.m, s.idx[:1])}",
-                             "tcgen05.st overwrites Tensor Memory cells an earlier tcgen05.st writes before that "
-                             "warp's tcgen05.wait::st (st -> st is not pipelined, §9.7.16.6.2: a write-after-write)")
+        ctab = np.broadcast_to(np.asarray(cta).reshape(-1, 1), lanes.shape)
+        hit = self.t_st_cell[ctab, lanes, cols]
+        if hit.any():
+            r, e = np.argwhere(hit)[0]
+            c, q_, k = ctab[r, e], lanes[r, e] // 32, cols[r, e]
+            self._report("wait-st", SEC_ASYNC, _instr(self.m, int(self.t_index[c, q_, k])), ins,
+                         f"warp {int(self.t_st_pending[c, q_, k]) - 1} then {_threads(self.m, s.idx[r:r + 1])}",
+                         "tcgen05.st overwrites Tensor Memory cells an earlier tcgen05.st writes before that "
+                         "warp's tcgen05.wait::st (st -> st is not pipelined, §9.7.16.6.2: a write-after-write)")
 
     def _pending_lds(self, cc, qq, kk, warps, ins, what) -> None:
         for rwarps, rcta, rq, lo, hi, index in self.ld_records:
@@ -470,7 +465,9 @@ class Hazards:
         w = np.broadcast_to(m.warp_of[s.idx].reshape(-1, 1), lanes.shape)
         self.t_st_pending[ctab, lanes // 32, cols] = w + 1
         self.t_index[ctab, lanes // 32, cols] = index
-        self.st_records.append((w.ravel(), self._cells(cta, lanes, cols), index))
+        if self.t_st_cell is None:
+            self.t_st_cell = np.zeros((m.ncta, 128, 512), dtype=bool)
+        self.t_st_cell[ctab, lanes, cols] = True
 
     def wait(self, s, stores: bool) -> None:
         m = self.m
@@ -480,8 +477,6 @@ class Hazards:
                                            for rw, rc, rq, lo, hi, ix in self.ld_records
                                            for keep in [~np.isin(rw, warps)]) if r[0].size]
             return
-        self.st_records = [(rw[keep], rk[keep], ix) for rw, rk, ix in self.st_records
-                           for keep in [~np.isin(rw, warps)] if keep.any()]
         pend = self.t_st_pending
         if not pend.any():
             return
@@ -499,6 +494,7 @@ class Hazards:
             self.t_stamp[c_i, q_i, k_i] = self.clocks.own[thread]
             self.t_kind[c_i, q_i, k_i] = 1
             pend[c_i, q_i, k_i] = 0
+            self.t_st_cell[c_i[:, None], q_i[:, None] * 32 + np.arange(32), k_i[:, None]] = False
 
     def _issue_order(self, reader, issuers: np.ndarray, epochs: np.ndarray, first_index, ins, what: str,
                      done: str) -> None:
