@@ -7,7 +7,7 @@ import pytest
 
 from ptxsim import HazardError, SimDevice, SimError
 from tests.sim_ptx import run_kernel
-from tests.sim_ptx_hazards import CROSS, LDST, PROXY, without
+from tests.sim_ptx_hazards import CROSS, LDST, PAIR, PROXY, without
 
 pytestmark = pytest.mark.reference
 
@@ -198,3 +198,33 @@ def test_shift_reads_rows_other_warps_stored():
     run_kernel(SimDevice(), SHIFT, "shift", 1, block=(160, 1, 1))
     for tag, rule in (("before", "tcgen05-fence"), ("after", "tcgen05-fence"), ("sync", "tmem-race")):
         expect_hazard(without(SHIFT, tag), "shift", rule, "tcgen05.st", "tcgen05.shift", block=(160, 1, 1))
+
+
+# -- CTA pair: the peer CTA launched and active around .cta_group::2 operations (§9.7.16.5, §9.7.16.7.1) --
+
+def test_cta_pair_clean():
+    out = run_kernel(SimDevice(), PAIR, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+    np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
+
+
+@pytest.mark.parametrize("tag,rule,lines", [
+    ("launched", "peer-launched", ("(kernel start)", "tcgen05.alloc.cta_group::2")),
+    ("freed", "peer-dealloc", ("tcgen05.", "tcgen05.")),            # the peer's ld vs the dealloc, either order
+    ("active", "peer-active", ("", ""))])                          # dealloc then exit, or exit then dealloc
+def test_cta_pair_without_its_cluster_barrier(tag, rule, lines):
+    with pytest.raises(HazardError) as info:
+        run_kernel(SimDevice(), without(PAIR, tag), "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+    exc = info.value
+    assert exc.rule == rule and lines[0] in exc.first and lines[1] in exc.second, str(exc)
+    assert exc.section in ("9.7.16.5", "9.7.16.7.1") and "CTA" in exc.threads, str(exc)
+    if tag == "active":
+        assert {"tcgen05.dealloc", "ret;"} <= {w for w in ("tcgen05.dealloc", "ret;") if w in exc.first + exc.second}
+
+
+def test_cta_pair_relaxed_cluster_barrier_shows_the_peer_launched():
+    """peer-launched asks for execution order only: a .relaxed arrival (no memory release) still counts."""
+    ptx = PAIR.replace("barrier.cluster.arrive.release.aligned;                              // @launched",
+                       "barrier.cluster.arrive.relaxed.aligned;")
+    assert ptx != PAIR
+    out = run_kernel(SimDevice(), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+    np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
