@@ -64,6 +64,10 @@ class Hazards:
         #: spec question Q-SYNC-FENCE (docs/spec-questions.md): under ``acquire-orders`` a release
         #: arrival acts as tcgen05.fence::before_thread_sync and an acquire wait as ::after_thread_sync
         self.acquire_orders = reading("Q-SYNC-FENCE") == "acquire-orders"
+        #: spec question Q-PAIR-DEALLOC: under ``collective`` a CTA that performed its own collective
+        #: alloc/dealloc/relinquish .cta_group::2 stays active for its peer's matching one (rule peer-active)
+        self.pair_collective = reading("Q-PAIR-DEALLOC") == "collective"
+        self.collectives: dict[tuple[int, str], int] = {}   # (cta, opcode) -> collective ops issued
         prog = m.prog
         # -- rule wait-ld: registers written by tcgen05.ld, per thread, until its wait::ld ------------
         n = len(prog.ld_rows)
@@ -112,6 +116,7 @@ class Hazards:
         self.any_pend = False
         # the CTA pair (rules peer-launched, peer-active, peer-dealloc; docs/sim.md)
         self.pair_last: dict[int, tuple[int, int, int]] = {}   # thread -> (epoch, line, commits) of its last pair op
+        self.pair_coll: dict[int, list] = {}    # thread -> [(opcode, n-th of its CTA, line)] (Q-PAIR-DEALLOC collective)
         self.exited_at: dict[int, int] = {}                     # cta -> instruction index of its last exit
         self.p_freed = np.zeros((m.ncta, 512), dtype=np.int64)  # thread + 1 of the CTA's own cta_group::2 dealloc,
         self.p_freed_index = np.zeros((m.ncta, 512), dtype=np.int32)  # kept until the peer's dealloc checked it
@@ -193,6 +198,11 @@ class Hazards:
             self._report("peer-launched", section, None, ins, who,
                          f"{what}.cta_group::2 is not ordered after any event of the peer CTA, so nothing makes sure "
                          "the peer was launched (synchronize with it first, e.g. a cluster barrier)")
+        if what in ALLOC_OPS and self.pair_collective:       # Q-PAIR-DEALLOC collective: matched at the exit
+            key = (cta, what)
+            self.collectives[key] = self.collectives.get(key, 0) + 1
+            self.pair_coll.setdefault(thread, []).append((what, self.collectives[key], _index(m, ins)))
+            return
         self.pair_last[thread] = (int(c.own[thread]), _index(m, ins), int(c.commits[m.warp_of[thread]]))
 
     def pair_exit(self, m, ctas: np.ndarray) -> None:
@@ -202,6 +212,15 @@ class Hazards:
         ins = m.prog.code[m.current_pc].instr
         for p in ctas.tolist():
             self.exited_at[p] = _index(m, ins)
+        for p in ctas.tolist():       # collective reading: the exiting CTA must have matched each one itself
+            for t, ops in self.pair_coll.items():
+                if int(m.cta_of[t]) == p ^ 1 and m.cluster_of[t] == m.cluster_of[m.cta_of == p][0]:
+                    for what, nth, index in ops:
+                        if self.collectives.get((p, what), 0) < nth:
+                            self._report("peer-active", SEC_ALLOC, _instr(m, index), ins,
+                                         f"CTA {p} exits, peer CTA {p ^ 1} ({_threads(m, [t])}) issued",
+                                         f"the CTA exits without performing its part of the peer's collective "
+                                         f"{what}.cta_group::2 (reading collective of Q-PAIR-DEALLOC)")
         if not self.pair_last:
             return
         c = self.clocks

@@ -228,3 +228,14 @@ def test_cta_pair_relaxed_cluster_barrier_shows_the_peer_launched():
     assert ptx != PAIR
     out = run_kernel(SimDevice(), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
     np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
+
+
+def test_cta_pair_exit_after_the_collective_dealloc_under_reading_collective():
+    """Spec question Q-PAIR-DEALLOC: under `collective` a CTA that performed its part of the pair's
+    dealloc may exit without seeing the peer's (the clients' pattern); the pick `exit-ordered` reports it."""
+    ptx = without(PAIR, "active")
+    out = run_kernel(SimDevice(readings={"Q-PAIR-DEALLOC": "collective"}), ptx, "pair", 64, grid=(2, 1, 1),
+                     block=(32, 1, 1))
+    np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
+    with pytest.raises(HazardError, match="peer-active"):
+        run_kernel(SimDevice(), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
