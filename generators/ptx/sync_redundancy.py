@@ -26,6 +26,10 @@ and text order agree around the site.
   before an aligned cluster barrier (arrive + wait): that barrier synchronizes the CTA's threads
   too. A ``bar.sync`` followed by the same barrier with nothing between that touches memory it
   orders (:func:`_next_barrier`).
+* aligned cluster barrier (arrive + wait; :func:`_cluster_pair`): right after another one (only register
+  arithmetic between), or a later one follows that orders everything it did and nothing up to it
+  touches the peer CTA but the CTA pair's alloc (sound under the checker's CTA-pair rules
+  peer-launched / peer-active / peer-dealloc, §9.7.16.5, §9.7.16.7.1).
 * ``tcgen05.commit`` and wait loops: never (a commit is what a later wait waits for; a wait loop
   is what orders an asynchronous completion).
 """
