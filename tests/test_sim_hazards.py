@@ -239,3 +239,19 @@ def test_cta_pair_exit_after_the_collective_dealloc_under_reading_collective():
     np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
     with pytest.raises(HazardError, match="peer-active"):
         run_kernel(SimDevice(), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+
+
+def test_cta_pair_columns_touched_after_the_peers_dealloc():
+    """Rank 1 loads its own columns after rank 0's tcgen05.dealloc.cta_group::2 (ordered after it by a
+    cluster barrier): that dealloc may have freed them (rule peer-dealloc, conservative, §9.7.16.7.1)."""
+    dealloc = "    tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 32;\n"
+    late = ("    .reg .pred %q<2>;\n    mov.u32 %r6, %cluster_ctarank;\n    setp.ne.u32 %q0, %r6, 0;\n"
+            "    @!%q0 tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 32;\n"
+            "    tcgen05.fence::before_thread_sync;\n    barrier.cluster.arrive.release.aligned;\n"
+            "    barrier.cluster.wait.acquire.aligned;\n    tcgen05.fence::after_thread_sync;\n"
+            "    @%q0 tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r7}, [%r2];\n    tcgen05.wait::ld.sync.aligned;\n"
+            "    @%q0 tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 32;\n")
+    assert dealloc in PAIR
+    exc = expect_hazard(PAIR.replace(dealloc, late), "pair", "peer-dealloc", "tcgen05.dealloc", "tcgen05.ld",
+                        grid=(2, 1, 1), block=(32, 1, 1))
+    assert "CTA 1" in exc.threads, str(exc)
