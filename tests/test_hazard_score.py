@@ -203,3 +203,41 @@ def test_cta_pair_thread_sync_redundancies():
     assert why["tcgen05.fence::after_thread_sync.1"] is None          # the ld follows it directly
     assert "cluster barrier (arrive + wait) follows directly" in why["bar.sync.0"]
     assert why["barrier.cluster.0"] is None and why["tcgen05.fence::before_thread_sync.0"] is None
+
+
+def test_cta_pair_cluster_barrier_redundancy():
+    """An aligned cluster barrier is redundant when a later one, with the tcgen05 fence pattern around
+    it, orders everything it did and nothing before that touches the peer CTA but the pair's alloc
+    (generators/ptx/sync_redundancy.py; the rules peer-launched/active, docs/sim.md)."""
+    cluster = "    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n"
+    ptx = ("{\n    ld.global.u32 %r1, [%rd1];\n" + cluster +                       # the prologue: the peer launched
+           "    st.shared.u32 [%r8], %r1;\n    @%p3 bra $L_a;\n"
+           "    tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r5], 512;\n$L_a:\n"
+           "    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n" + cluster +   # the alloc step
+           "    tcgen05.fence::after_thread_sync;\n    ld.shared.b32 %r6, [%r5];\n"
+           "    tcgen05.st.sync.aligned.32x32b.x1.b32 [%r6], {%r1};\n    tcgen05.wait::st.sync.aligned;\n"
+           "    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n" + cluster +   # the preload step
+           "    tcgen05.fence::after_thread_sync;\n"
+           "    tcgen05.mma.cta_group::2.kind::f16 [%r6], %rd2, %rd3, %r9, %p0;\n    ret;\n}")
+
+    def why(text):
+        return [redundancy(text, s) for s in S.sync_sites(text) if s.kind == S.CLUSTER]
+
+    prologue, alloc, preload = why(ptx)
+    assert prologue is None                 # the alloc (cta_group::2) lies before the next cluster barrier
+    assert "aligned cluster barrier of line 19 follows" in alloc
+    assert preload is None                  # the MMA touches the peer CTA
+    for edit in ("    st.global.u32 [%rd4], %r1;\n",                  # global memory the peer may read
+                 "    mapa.shared::cluster.u32 %r7, %r8, 1;\n",       # the peer's shared memory
+                 "    tcgen05.commit.cta_group::2.mbarrier::arrive::one.b64 [%r8];\n"):
+        touched = ptx.replace("    ld.shared.b32 %r6", edit + "    ld.shared.b32 %r6")
+        assert why(touched)[1] is None, edit
+    no_bar = ptx.replace("    bar.sync 0;\n" + cluster + "    tcgen05.fence::after_thread_sync;\n    ld.shared",
+                         cluster + "    tcgen05.fence::after_thread_sync;\n    ld.shared")
+    assert why(no_bar)[1] is None           # the CTA's own threads: nothing else orders the slot's load
+    unfenced = ptx.replace("    tcgen05.wait::st.sync.aligned;\n    tcgen05.fence::before_thread_sync;\n",
+                           "    tcgen05.wait::st.sync.aligned;\n")
+    assert why(unfenced)[1] is None         # the later barrier does not carry the alloc's tcgen05 order
+    twice = ptx.replace(cluster, cluster + "    mov.u32 %r2, 1;\n" + cluster, 1)
+    first, second = why(twice)[:2]
+    assert "follows" in first and "comes right before it" in second

@@ -26,6 +26,10 @@ and text order agree around the site.
   before an aligned cluster barrier (arrive + wait): that barrier synchronizes the CTA's threads
   too. A ``bar.sync`` followed by the same barrier with nothing between that touches memory it
   orders (:func:`_next_barrier`).
+* aligned cluster barrier (arrive + wait; :func:`_cluster_pair`): right after another one (only register
+  arithmetic between), or a later one follows that orders everything it did and nothing up to it
+  touches the peer CTA but the CTA pair's alloc (sound under the checker's CTA-pair rules
+  peer-launched / peer-active / peer-dealloc, §9.7.16.5, §9.7.16.7.1).
 * ``tcgen05.commit`` and wait loops: never (a commit is what a later wait waits for; a wait loop
   is what orders an asynchronous completion).
 """
@@ -154,7 +158,122 @@ def _barrier(lines: list[str], site: S.SyncSite) -> str | None:
         if (_neighbour(lines, j, +1) or "").startswith("barrier.cluster.wait"):
             return ("a cluster barrier (arrive + wait) follows directly: it synchronizes every thread of the cluster, "
                     "this CTA's included")
+    if site.kind == S.CLUSTER and len(site.lines) == 2:
+        return _cluster_pair(lines, site)
     return _next_barrier(lines, site)
+
+
+# -- cluster barriers: what only the CTA pair needs (§9.7.16.5 peer launched / active, §9.7.16.7.1) ----
+
+CLUSTER_ARRIVE, CLUSTER_WAIT = "barrier.cluster.arrive", "barrier.cluster.wait"
+#: ``.cta_group::2`` operations whose only cross-CTA need is the peer's launch and life (checker rules
+#: peer-launched / peer-active): under the checker's model each CTA's collective alloc returns its own columns
+ALLOC_ONLY = ("tcgen05.alloc.cta_group::2", "tcgen05.relinquish_alloc_permit.cta_group::2")
+_LOCAL_WRITES = ("st.shared.", "st.shared::cta", "st.local", "st.param", "atom.shared.", "atom.shared::cta",
+                 "red.shared.", "red.shared::cta")
+
+
+def cross_cta(op: str) -> bool:
+    """An instruction that touches another CTA, or memory another CTA may read: anything
+    ``.cta_group::2``, a ``.shared::cluster`` address, a multicast, ``mapa``, a bulk copy, a
+    store/atomic/reduction outside this CTA's shared memory (global or generic)."""
+    return ("cta_group::2" in op or "shared::cluster" in op or "multicast" in op or op.startswith("mapa")
+            or op.startswith(("cp.async.bulk", "cp.reduce.async.bulk"))
+            or (op.startswith(("st.", "atom.", "red.")) and not op.startswith(_LOCAL_WRITES)))
+
+
+def _aligned_cluster_barrier(lines: list[str], i: int) -> int | None:
+    """The index of the ``wait`` when line ``i`` is an aligned ``barrier.cluster.arrive`` followed
+    directly by an aligned ``barrier.cluster.wait`` (else None)."""
+    op = S.statement(lines[i])
+    if not (op.startswith(CLUSTER_ARRIVE) and ".aligned" in op and ".relaxed" not in op):
+        return None
+    j = i + 1
+    while j < len(lines) and not S.statement(lines[j]) and S.label_of(lines[j]) is None:
+        j += 1
+    nxt = S.statement(lines[j]) if j < len(lines) else ""
+    return j if nxt.startswith(CLUSTER_WAIT) and ".aligned" in nxt else None
+
+
+def _straight(lines: list[str], i: int, step: int, skip=()) -> tuple[int, str] | None:
+    """The first instruction from line ``i`` on (direction ``step``) that is not register arithmetic
+    or one of ``skip``, in straight-line code (a label or branch first: None)."""
+    j = i
+    while 0 <= j < len(lines):
+        if S.label_of(lines[j]) is not None:
+            return None
+        op = S.statement(lines[j])
+        if op and not op.startswith(("{", "}", ".")):
+            if S.branch_target(lines[j]) is not None:
+                return None
+            if not (_register_only(op) or op.startswith(skip)):
+                return j, op
+        j += step
+    return None
+
+
+def _cluster_pair(lines: list[str], site: S.SyncSite) -> str | None:
+    """An aligned cluster barrier (arrive + wait) is redundant when
+
+    * the previous instruction that is not register arithmetic, in straight-line code, is the wait
+      of another aligned cluster barrier: that one orders everything this one does; or
+    * another aligned cluster barrier B' follows that every thread reaches (forward branches landing
+      before it, no exit), and
+      - cross-CTA: from the kernel start to B' nothing touches another CTA (:func:`cross_cta`) but a
+        ``.cta_group::2`` alloc/relinquish before this barrier (their peer-launched need is met before
+        them; their peer-active need by B', which the peer passes before it exits); no dealloc;
+      - within the CTA: nothing between the two touches memory, or a ``bar.sync 0`` directly precedes
+        this barrier (it synchronizes the CTA's threads; tcgen05 fences may stand before it);
+      - tcgen05: no tcgen05 operation precedes this barrier, or B' is enclosed by
+        ``fence::before_thread_sync`` (after this barrier) and ``fence::after_thread_sync`` (what a
+        tcgen05 operation after B' needs from before this barrier, B' then gives).
+    """
+    arrive, wait = site.lines
+    if in_loop(lines, wait):
+        return None
+    prev = _straight(lines, arrive - 1, -1)
+    if prev is not None and prev[1].startswith(CLUSTER_WAIT) and ".aligned" in prev[1]:
+        k = _straight(lines, prev[0] - 1, -1)
+        if k is not None and _aligned_cluster_barrier(lines, k[0]) == prev[0]:
+            return (f"the cluster barrier of line {k[0] + 1} comes right before it (only register arithmetic between): "
+                    "it orders everything this one does")
+    targets, touches = [], False
+    for j in range(wait + 1, len(lines)):
+        op = S.statement(lines[j])
+        if not op or S.label_of(lines[j]) is not None or op.startswith((".", "{", "}")):
+            continue
+        w = _aligned_cluster_barrier(lines, j)
+        if w is not None:
+            return _cluster_pair_sound(lines, arrive, wait, j, w, targets, touches)
+        if (t := S.branch_target(lines[j])) is not None:
+            targets.append(t)
+            continue
+        if op.startswith(("ret", "exit", "trap", CLUSTER_ARRIVE, CLUSTER_WAIT)) or cross_cta(op):
+            return None
+        touches |= not (_register_only(op) or op.startswith(("tcgen05.fence::", "fence.")))
+    return None
+
+
+def _cluster_pair_sound(lines, arrive, wait, j, w, targets, touches) -> str | None:
+    """The conditions of :func:`_cluster_pair` on the barrier pair (arrive, wait) and the later one (j, w)."""
+    if not all(t in _labels_between(lines, wait, j) for t in targets) or in_loop(lines, w):
+        return None
+    before = [(k, op) for k, op in _ops(lines) if k < arrive and not op.startswith((".", "{", "}"))]
+    for _, op in before:
+        if cross_cta(op) and not op.startswith(ALLOC_ONLY):
+            return None
+    if touches:
+        bar = _straight(lines, arrive - 1, -1, skip=())
+        if bar is None or not re.match(r"^(bar\.sync|barrier\.sync(\.aligned)?)\s+0\s*;", bar[1]):
+            return None
+    if any(_is_tcgen05(op) for _, op in before):
+        fb = _straight(lines, j - 1, -1, skip=("bar.sync", "barrier.sync"))
+        fa = _straight(lines, w + 1, +1)
+        if fb is None or not fb[1].startswith(S.BEFORE) or fb[0] <= wait or fa is None or not fa[1].startswith(S.AFTER):
+            return None
+    return (f"the aligned cluster barrier of line {j + 1} follows, every thread reaches it, nothing before it touches "
+            "the peer CTA but the CTA pair's alloc (launched/active needs met), a bar.sync 0 right before this one "
+            "orders the CTA's threads, and the tcgen05 fence pattern around the later one carries what this one did")
 
 
 def _register_only(op: str) -> bool:
