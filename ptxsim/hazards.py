@@ -35,6 +35,7 @@ SEC_ALLOC = "9.7.16.7.1"
 SEC_BULK = "9.7.9.25.4.1"            # cp.async.bulk: completion through the mbarrier's complete-tx
 SEC_TENSOR = "9.7.9.27"              # cp.async.bulk.tensor / cp.async.bulk.wait_group (bulk async-groups)
 SEC_ISSUE = "9.7.16.5"               # issue granularity: .cta_group::2 needs the peer CTA (Table 46)
+SEC_MBAR_INIT = "9.7.13.15.9"        # mbarrier.init: an object must be initialized before any other mbarrier op
 PEER_DEALLOC = "tcgen05.dealloc.cta_group::2 (conservatively: it frees the peer CTA's columns too)"
 ALLOC_OPS = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
 
@@ -79,6 +80,7 @@ class Hazards:
         m.exit_hooks.append(self.on_exit)
         self.clocks = Clocks(m)
         self.mbar: dict[int, list] = {}     # mbarrier word -> [acc vc, acc vt, done vc, done vt]
+        self.mbar_inits: dict[int, tuple] = {}  # mbarrier word -> (initing threads, their epochs, line index)
         self.bars: dict[tuple[int, int], list] = {}   # (barrier id, cta) -> [vc, vt] of arrivals
         # Tensor Memory shadow per (cta, lane quarter, column): see tmem_* methods
         shape = (m.ncta, 4, 512)
@@ -317,6 +319,43 @@ class Hazards:
     def mbar_init(self, words: np.ndarray) -> None:
         for w in np.atleast_1d(words).tolist():
             self.mbar.pop(int(w), None)
+
+    # -- rule mbarrier-init ------------------------------------------------------------------------
+
+    def mbar_inited(self, words: np.ndarray, threads: np.ndarray, ins) -> None:
+        """``mbarrier.init`` of the objects ``words`` (one per thread of ``threads``): a generic-proxy
+        write of each object, stamped with the writing thread's epoch (see :meth:`mbar_use`)."""
+        words = np.broadcast_to(np.asarray(words), np.shape(threads))
+        at = _index(self.m, ins)
+        for w in np.unique(words).tolist():
+            t = np.asarray(threads)[words == w].astype(np.int64)
+            self.mbar_inits[int(w)] = (t, self.clocks.own[t].copy(), at)
+
+    def mbar_use(self, words: np.ndarray, threads: np.ndarray) -> None:
+        """Any other mbarrier operation by ``threads`` on ``words`` (one per thread): each object's
+        ``mbarrier.init`` must happen before it (§9.7.13.15.9: an mbarrier object must be initialized
+        before use; the init is a shared-memory write, so another thread sees it only through
+        synchronization).  The initing thread itself is in program order."""
+        if not self.mbar_inits:
+            return
+        words = np.broadcast_to(np.asarray(words), np.shape(threads))
+        threads = np.asarray(threads, dtype=np.int64)
+        c = self.clocks
+        for w in np.unique(words).tolist():
+            init = self.mbar_inits.get(int(w))
+            if init is None:
+                continue
+            users = threads[words == w]
+            initers, epochs, at = init
+            seen = c.vc[np.ix_(users, c.lt[initers])] >= epochs
+            if seen.all():
+                continue
+            u, i = np.argwhere(~seen)[0]
+            m = self.m
+            self._report("mbarrier-init", SEC_MBAR_INIT, _instr(m, at), m.prog.code[m.current_pc].instr,
+                         f"{_threads(m, [int(initers[i])])} then {_threads(m, users[~seen.all(axis=1)])}",
+                         "an mbarrier operation uses an object whose mbarrier.init by another thread is not ordered "
+                         "before it (fence.mbarrier_init, then a barrier the user waits on, is the pattern)")
 
     def mbar_arrive(self, word: int, threads, release: bool = False) -> None:
         """Arrival of ``threads`` (None: the async proxy); ``release``: a release-semantics

@@ -9,14 +9,13 @@ failure that asks for the xfail's removal.
   32 copies over it) depend on the WAR rule: their pattern's deletions survive the hazard score.
 - tcgen05.st over cells of an earlier tcgen05.st of the same thread with no tcgen05.wait::st between
   (§9.7.16.6.1/§9.7.16.6.2: st -> st is no pipelined pair, so the two may complete in either order).
-- mbarrier.try_wait / arrive by threads that no synchronization orders after another thread's
-  mbarrier.init (+ fence.mbarrier_init): the bulk staging step's bar.sync survives its deletion.
+(The mbarrier-init gap is closed: tests/test_sim_hazard_mbarrier_init.py.)
 """
 
 import pytest
 
 from ptxsim import HazardError, SimDevice
-from tests.sim_ptx import HEAD100, run_kernel
+from tests.sim_ptx import run_kernel
 from tests.sim_ptx_hazards import LDST, PROXY, without
 
 pytestmark = pytest.mark.reference
@@ -76,43 +75,3 @@ def test_st_over_pending_st():
         return
     raise AssertionError("no hazard reported")
 
-
-# thread 0 initializes the mbarrier and arrives; all 64 threads wait on it; the bar.sync orders the
-# init before the other threads' use
-MBAR_INIT = HEAD100 + r"""
-.visible .entry mbinit(.param .u64 out_ptr)
-.reqntid 64, 1, 1
-{
-    .reg .pred %p<4>;
-    .reg .b32 %r<8>;
-    .shared .align 8 .b64 bar;
-    mov.u32 %r1, %tid.x;
-    setp.ne.u32 %p1, %r1, 0;
-    @%p1 bra INITED;
-    mbarrier.init.shared::cta.b64 [bar], 1;
-INITED:
-    fence.mbarrier_init.release.cluster;
-    bar.sync 0;                                                          // @sync
-    @%p1 bra ARRIVED;
-    mbarrier.arrive.shared::cta.b64 _, [bar];
-ARRIVED:
-WAIT:
-    mbarrier.try_wait.parity.shared::cta.b64 %p2, [bar], 0;
-    @!%p2 bra WAIT;
-    ret;
-}
-"""
-
-
-def test_mbarrier_use_after_init_clean():
-    run_kernel(SimDevice(), MBAR_INIT, "mbinit", 64, block=(64, 1, 1))
-
-
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="checker gap: mbarrier use not ordered after another "
-                   "thread's mbarrier.init")
-def test_mbarrier_use_before_init_is_ordered():
-    try:
-        run_kernel(SimDevice(), without(MBAR_INIT, "sync"), "mbinit", 64, block=(64, 1, 1))
-    except HazardError:
-        return
-    raise AssertionError("no hazard reported")
