@@ -241,3 +241,96 @@ def test_cta_pair_cluster_barrier_redundancy():
     twice = ptx.replace(cluster, cluster + "    mov.u32 %r2, 1;\n" + cluster, 1)
     first, second = why(twice)[:2]
     assert "follows" in first and "comes right before it" in second
+
+
+# -- the path analyses of the two tcgen05 fences (§9.7.16.6.3, §9.7.16.6.4.2) --------------------------
+
+_COMMIT_THEN_FENCE = """{
+    @%p1 bra $L_skip;
+    tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p2;
+    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r3];
+$L_w:
+    mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r3], 0;
+    @!%p3 bra $L_w;
+    tcgen05.fence::after_thread_sync;
+    tcgen05.fence::before_thread_sync;
+    mbarrier.arrive.shared::cta.b64 _, [%r4];
+$L_skip:
+    ret;
+}"""
+
+
+def _why(ptx: str, kind: str, n: int = 0) -> str | None:
+    return redundancy(ptx, [s for s in S.sync_sites(ptx) if s.kind == kind][n])
+
+
+def test_a_before_fence_after_a_commit_on_every_path_is_redundant():
+    assert "tcgen05.commit (which performs it)" in _why(_COMMIT_THEN_FENCE, S.BEFORE)
+
+
+@pytest.mark.parametrize("edit", [
+    ("    tcgen05.fence::after_thread_sync;\n", "    tcgen05.fence::after_thread_sync;\n"
+     "    tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r9}, [%r1];\n    tcgen05.wait::ld.sync.aligned;\n"),  # ld after commit
+    ("    tcgen05.commit.cta_group::1", "    @%p4 tcgen05.commit.cta_group::1"),    # the commit may not run
+    ("    @%p1 bra $L_skip;\n", "    @%p1 bra $L_w;\n"),                      # enters past the commit
+    ("$L_skip:\n    ret;\n", "$L_skip:\n    @%p5 bra $L_w;\n    ret;\n"),      # loops back over the fence
+])
+def test_a_before_fence_some_path_reaches_unfenced_is_not_redundant(edit):
+    ptx = _COMMIT_THEN_FENCE.replace(*edit)
+    assert ptx != _COMMIT_THEN_FENCE
+    assert _why(ptx, S.BEFORE) is None
+
+
+_AFTER_THEN_BRANCHES = """{
+$L_top:
+    bar.sync 0;
+    tcgen05.fence::after_thread_sync;
+    @%p1 bra $L_b;
+    mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r3], 0;
+    tcgen05.fence::after_thread_sync;
+    tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r9}, [%r1];
+    tcgen05.wait::ld.sync.aligned;
+    bra.uni $L_end;
+$L_b:
+    @%p2 bra $L_end;
+    ld.shared.u32 %r5, [%r6];
+    tcgen05.fence::after_thread_sync;
+    tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p2;
+$L_end:
+    ret;
+}"""
+
+
+def test_an_after_fence_followed_by_another_on_every_path_is_redundant():
+    assert "on every path from it another fence::after_thread_sync" in _why(_AFTER_THEN_BRANCHES, S.AFTER)
+    assert _why(_AFTER_THEN_BRANCHES, S.AFTER, 1) is None        # the ld's own fence
+    assert _why(_AFTER_THEN_BRANCHES, S.AFTER, 2) is None        # the mma's own fence
+
+
+@pytest.mark.parametrize("edit", [
+    (" [%r6];\n    tcgen05.fence::after_thread_sync;\n", " [%r6];\n    @%p3 tcgen05.fence::after_thread_sync;\n"),
+    ("    @%p2 bra $L_end;\n", "    @%p2 bra $L_end;\n    tcgen05.st.sync.aligned.32x32b.x1.b32 [%r1], {%r9};\n"),
+    ("    ld.shared.u32 %r5", "    mbarrier.arrive.shared::cta.b64 _, [%r4];\n    ld.shared.u32 %r5"),  # a release between
+    ("$L_end:\n    ret;\n", "$L_end:\n    @%p4 bra $L_top;\n    ret;\n"),        # a loop back over the fence
+    ("    @%p1 bra $L_b;\n", "    @%p1 bra $L_elsewhere;\n"),                   # a branch the analysis cannot follow
+])
+def test_an_after_fence_with_a_path_to_an_unfenced_tcgen05_op_is_not_redundant(edit):
+    ptx = _AFTER_THEN_BRANCHES.replace(*edit)
+    assert ptx != _AFTER_THEN_BRANCHES
+    assert _why(ptx, S.AFTER) is None
+
+
+def test_generated_before_fences_covered_by_a_commit_are_redundant():
+    """composed (§9.7.16.6.4.4): thread 0's before-fence after its commit and wait; the issuer-only
+    CTA pair: the WaitMbarrier step's before-fence after the issuing thread's commit and the others'
+    Preload fences."""
+    composed = next(p for p in PATTERNS if p.name == "non_pipelined_different_thread.composed")
+    ptx = render(pattern_kernel(composed), "sm_100a", (8, 7))
+    assert "tcgen05.commit" in redundancy(ptx, S.find_site(ptx, "Raw.tcgen05.fence::before_thread_sync.0"))
+    assert redundancy(ptx, S.find_site(ptx, "Raw.tcgen05.fence::after_thread_sync.0")) is None
+    def wait_step(c):
+        return render(c.kernel, "sm_100a", (8, 7)).split("// ---- WaitMbarrier ----")[-1].split("// ----")[0]
+    pair = next(c for c in cases("smoke", families=["commit"]) if "barrier.cluster" in wait_step(c))
+    assert "%crank" in wait_step(pair)                          # issuer-only: the peer CTA skips the wait
+    ptx = render(pair.kernel, "sm_100a", (8, 7))
+    assert "every path" in redundancy(ptx, S.find_site(ptx, "WaitMbarrier.tcgen05.fence::before_thread_sync.0"))

@@ -13,10 +13,14 @@ and text order agree around the site.
   between) is the same wait, so no access was issued in between; or the very next instruction
   is the same wait.
 * ``fence::before_thread_sync`` (§9.7.16.6.3): no tcgen05 operation before it (nothing to order);
-  or the very next instruction is the same fence.
+  or the very next instruction is the same fence; or on every path reaching it (the control-flow
+  graph, :func:`_covered_before`) another before-fence or an unguarded ``tcgen05.commit`` (which
+  performs it implicitly, §9.7.16.6.4.2) comes after the last tcgen05 instruction: a before-fence
+  orders the prior operations before *all* subsequent execution ordering operations.
 * ``fence::after_thread_sync`` (§9.7.16.6.3): no tcgen05 operation after it; or the instruction
   right before it is the same fence; or another after-fence follows in straight-line code before
-  any tcgen05 operation (it orders what follows it after every earlier synchronization).
+  any tcgen05 operation (it orders what follows it after every earlier synchronization); or the
+  same holds on every path from it (:func:`_covered_after`).
 * ``fence.proxy.async`` (§9.7.16.6.5): no async-proxy access of shared memory after it
   (``tcgen05.mma``, ``tcgen05.cp``, ``cp.async.bulk``, ``cp.reduce.async.bulk``), or no
   generic-proxy write that may reach shared memory before it (any ``st``/``atom``/``red`` not
@@ -112,7 +116,7 @@ def _before(lines: list[str], site: S.SyncSite) -> str | None:
         return "no tcgen05 operation precedes it: nothing to order before the thread synchronization"
     if _same(_neighbour(lines, i, +1), S.BEFORE):
         return "the next instruction is the same fence"
-    return None
+    return _covered_before(lines, i)
 
 
 def _after(lines: list[str], site: S.SyncSite) -> str | None:
@@ -124,13 +128,116 @@ def _after(lines: list[str], site: S.SyncSite) -> str | None:
     for j in range(i + 1, len(lines)):                 # straight-line code up to the next after-fence
         op = S.statement(lines[j])
         if S.label_of(lines[j]) is not None or S.branch_target(lines[j]) is not None or op.startswith(("ret", "exit")):
-            return None
+            return _covered_after(lines, i)
         if op.startswith(S.AFTER):
             return (f"another fence::after_thread_sync follows at line {j + 1} before any tcgen05 operation: it orders "
                     "everything after it behind every synchronization before it, this one's included")
         if _is_tcgen05(op):
-            return None
-    return None
+            return _covered_after(lines, i)
+    return _covered_after(lines, i)
+
+
+# -- the control-flow graph of a kernel's lines (for the path analyses of the two fences) --------------
+
+_ENDS = ("ret", "exit", "trap")
+
+
+def _guarded(line: str) -> bool:
+    return S._PRED.match(line.split("//", 1)[0].strip()) is not None
+
+
+def _successors(lines: list[str], labels: dict[str, int], j: int) -> list[int]:
+    """The lines control may reach right after line ``j`` (no successor past a ``ret``/``exit``)."""
+    op, target = S.statement(lines[j]), S.branch_target(lines[j])
+    out = [labels[target]] if target is not None and target in labels else []
+    if target is not None and target not in labels:
+        return [-1]                                 # a branch out of the lines: unknown
+    stops = (target is not None or op.startswith(_ENDS)) and not _guarded(lines[j])
+    return out if stops else out + [j + 1]
+
+
+def _graph(lines: list[str]) -> tuple[list[list[int]], list[list[int]]]:
+    """(successors, predecessors) per line; -1 stands for "unknown" (a branch to no known label)."""
+    labels = {name: j for j, ln in enumerate(lines) if (name := S.label_of(ln)) is not None}
+    succ = [[k for k in _successors(lines, labels, j) if k < len(lines)] for j in range(len(lines))]
+    pred: list[list[int]] = [[] for _ in lines]
+    for j, ks in enumerate(succ):
+        for k in ks:
+            if k >= 0:
+                pred[k].append(j)
+    return succ, pred
+
+
+def _all_paths(start: int, step: list[list[int]], stop, block) -> bool:
+    """Whether every path from ``start`` along ``step`` (successors or predecessors) reaches a line
+    where ``stop(j)`` holds before one where ``block(j)`` does; a path may also end (no next line)
+    only when ``step`` is the successors.  Coming back to ``start`` or to an unknown line fails."""
+    seen, todo = {start}, list(step[start])
+    while todo:
+        j = todo.pop()
+        if j < 0 or j == start:
+            return False
+        if j in seen:
+            continue
+        seen.add(j)
+        if stop(j):
+            continue
+        if block(j):
+            return False
+        todo.extend(step[j])
+    return True
+
+
+def _tcgen05_line(lines: list[str], j: int) -> bool:
+    op = S.statement(lines[j])
+    return _is_tcgen05(op) or op.startswith("tcgen05.wait::")
+
+
+def _covered_before(lines: list[str], i: int) -> str | None:
+    """A before-fence is redundant when every path reaching it passes, after its last tcgen05
+    instruction, an unguarded before-fence or ``tcgen05.commit`` (§9.7.16.6.3: "an asynchronous
+    tcgen05 operation prior to a tcgen05.fence::before_thread_sync is ordered before all subsequent
+    tcgen05 and the execution ordering operations"; §9.7.16.6.4.2: the commit performs the fence)."""
+    _, pred = _graph(lines)
+
+    def cover(j: int) -> bool:
+        op = S.statement(lines[j])
+        return not _guarded(lines[j]) and (op.startswith(S.BEFORE) or op.startswith("tcgen05.commit"))
+
+    def block(j: int) -> bool:                      # a tcgen05 instruction, or the kernel's entry
+        return _tcgen05_line(lines, j) or not pred[j]
+    if not _all_paths(i, pred, cover, block):
+        return None
+    return ("on every path reaching it a fence::before_thread_sync or tcgen05.commit (which performs it) follows "
+            "the last tcgen05 instruction: that fence already orders the prior operations before all subsequent "
+            "synchronization")
+
+
+#: what may stand between an after-fence and the later one that stands in for it: no tcgen05 operation and
+#: no release (an arrival, a barrier, a store) that would pass on what the thread acquired before it
+_NO_RELEASE = ("ld.", "mbarrier.try_wait", "mbarrier.test_wait", "tcgen05.fence::", "tcgen05.wait::", "ret", "exit",
+               ".", "{", "}")
+
+
+def _covered_after(lines: list[str], i: int) -> str | None:
+    """An after-fence is redundant when every path from it reaches another unguarded after-fence
+    (or the exit) with only loads, mbarrier waits, tcgen05 fences/waits and register arithmetic
+    between: §9.7.16.6.3, the later fence orders every subsequent operation after all prior
+    execution ordering operations, this fence's included.  A release between (an arrival, a
+    barrier, a store) would hand what the thread acquired to another thread, which the checker
+    (like the §9.7.16.6.4.4 composed example) forwards only through this thread's own after-fence."""
+    succ, _ = _graph(lines)
+
+    def cover(j: int) -> bool:
+        return not _guarded(lines[j]) and S.statement(lines[j]).startswith(S.AFTER)
+
+    def block(j: int) -> bool:
+        op = S.statement(lines[j])
+        return bool(op) and S.label_of(lines[j]) is None and not (_register_only(op) or op.startswith(_NO_RELEASE))
+    if not _all_paths(i, succ, cover, block):
+        return None
+    return ("on every path from it another fence::after_thread_sync comes before any tcgen05 operation: it orders "
+            "everything after it behind every synchronization before it, this one's included")
 
 
 def _proxy(lines: list[str], site: S.SyncSite) -> str | None:
