@@ -329,7 +329,7 @@ class Hazards:
         at = _index(self.m, ins)
         for w in np.unique(words).tolist():
             t = np.asarray(threads)[words == w].astype(np.int64)
-            self.mbar_inits[int(w)] = (t, self.clocks.own[t].copy(), at)
+            self.mbar_inits[int(w)] = (t, self.clocks.own[t].copy(), at, np.zeros(self.m.T, dtype=bool))
 
     def mbar_use(self, words: np.ndarray, threads: np.ndarray) -> None:
         """Any other mbarrier operation by ``threads`` on ``words`` (one per thread): each object's
@@ -345,10 +345,14 @@ class Hazards:
             init = self.mbar_inits.get(int(w))
             if init is None:
                 continue
+            initers, epochs, at, ordered = init       # ordered: threads already checked (clocks only grow)
             users = threads[words == w]
-            initers, epochs, at = init
+            users = users[~ordered[users]]
+            if not users.size:
+                continue
             seen = c.vc[np.ix_(users, c.lt[initers])] >= epochs
             if seen.all():
+                ordered[users] = True
                 continue
             u, i = np.argwhere(~seen)[0]
             m = self.m

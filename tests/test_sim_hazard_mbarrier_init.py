@@ -67,3 +67,13 @@ def test_mbarrier_own_init_needs_no_sync():
 def test_mbarrier_init_rule_can_be_waived():
     run_kernel(SimDevice(waive_hazards=("mbarrier-init",)), without(kernel(0), "sync"), "mbinit", 64,
                block=(64, 1, 1))
+
+
+def test_commit_arrival_is_a_use():
+    """tcgen05.commit's arrive-on operation (§9.7.16.6.4.2) uses the mbarrier like mbarrier.arrive."""
+    ptx = kernel(32).replace("mbarrier.arrive.shared::cta.b64 _, [bar];",
+                             "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];")
+    run_kernel(SimDevice(), ptx, "mbinit", 64, block=(64, 1, 1))
+    with pytest.raises(HazardError, match="mbarrier-init") as e:
+        run_kernel(SimDevice(), without(ptx, "sync"), "mbinit", 64, block=(64, 1, 1))
+    assert "tcgen05.commit" in e.value.second and "0:32" in e.value.threads
