@@ -2,6 +2,7 @@
 analyses, the score on a synthetic kernel set (tests/hazard_sample.py, a fake checker), the
 negative execution cases' verdict, and bad arguments."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -241,6 +242,32 @@ def test_cta_pair_cluster_barrier_redundancy():
     twice = ptx.replace(cluster, cluster + "    mov.u32 %r2, 1;\n" + cluster, 1)
     first, second = why(twice)[:2]
     assert "follows" in first and "comes right before it" in second
+
+
+def test_rescore_carries_over_caught_deletions_of_unchanged_kernels(tmp_path):
+    """--save, then --rescore: the caught deletions are carried over (not run); a record whose
+    kernel hash no longer matches is scored anew; a corrupt file is a one-line error."""
+    saved = tmp_path / "score.json"
+    r = cli("--tests", SAMPLE, "--save", str(saved))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(saved.read_text())
+    caught = [d for d in data["deletions"] if d["caught_by"]]
+    assert len(caught) == 5 and all(len(d["ptx_sha"]) == 64 for d in caught)
+    r = cli("--tests", SAMPLE, "--rescore", str(saved))
+    out = r.stdout.rstrip().splitlines()
+    assert out[-1] == "caught 5/7" and "rescore: 5 caught deletion(s) carried over from the saved result, not run" in out
+    assert sum(", carried over)" in ln for ln in out) == 5
+    caught[0]["ptx_sha"] = "0" * 64                    # that kernel changed since: score its deletion again
+    del caught[1]["ptx_sha"]                           # saved by an older version: trusted, and said so
+    saved.write_text(json.dumps(data))
+    out = cli("--tests", SAMPLE, "--rescore", str(saved)).stdout.rstrip().splitlines()
+    assert out[-1] == "caught 5/7"
+    assert "rescore: 4 caught deletion(s) carried over from the saved result, not run, 1 of them saved without a " \
+           "kernel hash" in out
+    saved.write_text('{"deletions": [{"kernel": "k"}]}')
+    r = cli("--tests", SAMPLE, "--rescore", str(saved))
+    assert r.returncode == 2 and "--rescore expects a hazard-score result file" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
 
 
 # -- the path analyses of the two tcgen05 fences (§9.7.16.6.3, §9.7.16.6.4.2) --------------------------
