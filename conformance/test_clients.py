@@ -51,7 +51,9 @@ def unexercised_families(client, spellings) -> list[str]:
 # synchronization without the tcgen05 fences: the corpus runs under reading acquire-orders of spec
 # question Q-SYNC-FENCE (docs/spec-questions.md).  Kernels with a documented real race (docs/sim.md
 # "Hazard checker", triage of client reports) run with that rule waived, and a strict run must still report it.
-CORPUS_READINGS = {"Q-SYNC-FENCE": "acquire-orders"}
+# The 2-CTA kernels (Gluon two_ctas) exit right after the pair's collective dealloc: reading collective of
+# Q-PAIR-DEALLOC (docs/sim.md "Hazard checker", the CTA pair).
+CORPUS_READINGS = {"Q-SYNC-FENCE": "acquire-orders", "Q-PAIR-DEALLOC": "collective"}
 TRIAGED_RACES = {"dot.tf32_tma_m128n64k32": "smem-overwrite"}
 
 

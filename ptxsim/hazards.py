@@ -35,6 +35,10 @@ SEC_PROXY = "9.7.16.6.5"             # shared memory accesses in the async proxy
 SEC_ALLOC = "9.7.16.7.1"
 SEC_BULK = "9.7.9.25.4.1"            # cp.async.bulk: completion through the mbarrier's complete-tx
 SEC_TENSOR = "9.7.9.27"              # cp.async.bulk.tensor / cp.async.bulk.wait_group (bulk async-groups)
+SEC_ISSUE = "9.7.16.5"               # issue granularity: .cta_group::2 needs the peer CTA (Table 46)
+SEC_MBAR_INIT = "9.7.13.15.9"        # mbarrier.init: an object must be initialized before any other mbarrier op
+PEER_DEALLOC = "tcgen05.dealloc.cta_group::2 (conservatively: it frees the peer CTA's columns too)"
+ALLOC_OPS = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
 
 
 def _threads(m, idx) -> str:
@@ -64,6 +68,10 @@ class Hazards:
         #: spec question Q-SYNC-FENCE (docs/spec-questions.md): under ``acquire-orders`` a release
         #: arrival acts as tcgen05.fence::before_thread_sync and an acquire wait as ::after_thread_sync
         self.acquire_orders = reading("Q-SYNC-FENCE") == "acquire-orders"
+        #: spec question Q-PAIR-DEALLOC: under ``collective`` a CTA that performed its own collective
+        #: alloc/dealloc/relinquish .cta_group::2 stays active for its peer's matching one (rule peer-active)
+        self.pair_collective = reading("Q-PAIR-DEALLOC") == "collective"
+        self.collectives: dict[tuple[int, str], int] = {}   # (cta, opcode) -> collective ops issued
         prog = m.prog
         # -- rule wait-ld: registers written by tcgen05.ld, per thread, until its wait::ld ------------
         n = len(prog.ld_rows)
@@ -73,6 +81,7 @@ class Hazards:
         m.exit_hooks.append(self.on_exit)
         self.clocks = Clocks(m)
         self.mbar: dict[int, list] = {}     # mbarrier word -> [acc vc, acc vt, done vc, done vt]
+        self.mbar_inits: dict[int, tuple] = {}  # mbarrier word -> (initing threads, their epochs, line index)
         self.bars: dict[tuple[int, int], list] = {}   # (barrier id, cta) -> [vc, vt] of arrivals
         # Tensor Memory shadow per (cta, lane quarter, column): see tmem_* methods
         shape = (m.ncta, 4, 512)
@@ -119,6 +128,14 @@ class Hazards:
         self.r_iss_ep = np.zeros((m.ncta, 512), dtype=np.int32)   # the issuer's epoch at the issue
         self.any_tmem_reads = False
         m.cta_exit_hooks.append(self.bulk_loads_at_cta_exit)
+        # the CTA pair (rules peer-launched, peer-active, peer-dealloc; docs/sim.md)
+        self.pair_last: dict[int, tuple[int, int, int]] = {}   # thread -> (epoch, line, commits) of its last pair op
+        self.pair_coll: dict[int, list] = {}    # thread -> [(opcode, n-th of its CTA, line)] (Q-PAIR-DEALLOC collective)
+        self.exited_at: dict[int, int] = {}                     # cta -> instruction index of its last exit
+        self.p_freed = np.zeros((m.ncta, 512), dtype=np.int64)  # thread + 1 of the CTA's own cta_group::2 dealloc,
+        self.p_freed_index = np.zeros((m.ncta, 512), dtype=np.int32)  # kept until the peer's dealloc checked it
+        self.any_pfreed = False
+        m.cta_exit_hooks.append(self.pair_exit)
 
     def _report(self, rule: str, *args) -> None:
         """Raise the :func:`hazard` unless ``rule`` is waived (``SimDevice(waive_hazards=...)``)."""
@@ -168,6 +185,84 @@ class Hazards:
             self._report("exit-pending", SEC_PIPE, _instr(m, int(self.t_index[ctas[c_i[0]], q_i[0], k_i[0]])),
                          m.prog.code[m.current_pc].instr, f"CTA {int(ctas[c_i[0]])}",
                          "the CTA exits while a tcgen05.st has not been waited for by tcgen05.wait::st")
+
+    # -- the CTA pair: .cta_group::2 needs the peer CTA launched and still active (§9.7.16.5) --------
+
+    def _peer_columns(self, cta: int) -> np.ndarray:
+        """Clock columns of the peer CTA's threads and of its warps' commit counts."""
+        m, c = self.m, self.clocks
+        lt = (int(m.rank_of[cta]) ^ 1) * m.ntid + np.arange(m.ntid)
+        return np.concatenate([lt, c.D + np.unique(lt // 32)])
+
+    def pair_op(self, thread: int, cta: int, what: str) -> None:
+        """``thread`` of ``cta`` issues a ``.cta_group::2`` operation ``what``: it must be ordered
+        after some event of the peer CTA (rule peer-launched) and, if the peer already exited, it
+        is too late (peer-active); the issue is remembered for the peer's exit (:meth:`pair_exit`)."""
+        m, c = self.m, self.clocks
+        ins = m.prog.code[m.current_pc].instr
+        section = SEC_ALLOC if what in ALLOC_OPS else SEC_ISSUE
+        peer = cta ^ 1
+        who = f"CTA {cta} ({_threads(m, [thread])}), peer CTA {peer}"
+        if m.live_per_cta[peer] == 0:
+            first = _instr(m, self.exited_at[peer]) if peer in self.exited_at else None
+            self._report("peer-active", section, first, ins, who,
+                         f"{what}.cta_group::2 is issued after its peer CTA exited (the peer must still be active "
+                         "when the operation is issued: order the peer's exit after it, e.g. by a cluster barrier)")
+        if not (c.vc[thread, self._peer_columns(cta)] > 0).any():
+            self._report("peer-launched", section, None, ins, who,
+                         f"{what}.cta_group::2 is not ordered after any event of the peer CTA, so nothing makes sure "
+                         "the peer was launched (synchronize with it first, e.g. a cluster barrier)")
+        if what in ALLOC_OPS and self.pair_collective:       # Q-PAIR-DEALLOC collective: matched at the exit
+            key = (cta, what)
+            self.collectives[key] = self.collectives.get(key, 0) + 1
+            self.pair_coll.setdefault(thread, []).append((what, self.collectives[key], _index(m, ins)))
+            return
+        self.pair_last[thread] = (int(c.own[thread]), _index(m, ins), int(c.commits[m.warp_of[thread]]))
+
+    def pair_exit(self, m, ctas: np.ndarray) -> None:
+        """CTAs ``ctas`` exited: every ``.cta_group::2`` operation their peer issued so far must be
+        ordered before the exit (rule peer-active): seen by one of the CTA's threads, as the issuing
+        thread's epoch or a later tcgen05.commit of its warp (a CTA exits after all its threads)."""
+        ins = m.prog.code[m.current_pc].instr
+        for p in ctas.tolist():
+            self.exited_at[p] = _index(m, ins)
+        for p in ctas.tolist():       # collective reading: the exiting CTA must have matched each one itself
+            for t, ops in self.pair_coll.items():
+                if int(m.cta_of[t]) == p ^ 1 and m.cluster_of[t] == m.cluster_of[m.cta_of == p][0]:
+                    for what, nth, index in ops:
+                        if self.collectives.get((p, what), 0) < nth:
+                            self._report("peer-active", SEC_ALLOC, _instr(m, index), ins,
+                                         f"CTA {p} exits, peer CTA {p ^ 1} ({_threads(m, [t])}) issued",
+                                         f"the CTA exits without performing its part of the peer's collective "
+                                         f"{what}.cta_group::2 (reading collective of Q-PAIR-DEALLOC)")
+        if not self.pair_last:
+            return
+        c = self.clocks
+        for p in ctas.tolist():
+            mine = np.flatnonzero(m.cta_of == p)
+            for t, (ep, index, commits) in self.pair_last.items():
+                if int(m.cta_of[t]) != p ^ 1 or m.cluster_of[t] != m.cluster_of[mine[0]]:
+                    continue
+                if c.vc[mine, c.lt[t]].max() >= ep or c.vc[mine, c.D + c.lt[t] // 32].max() > commits:
+                    continue
+                self._report("peer-active", SEC_ALLOC if _instr(m, index).opcode.startswith(ALLOC_OPS) else SEC_ISSUE,
+                             _instr(m, index), ins, f"CTA {p} exits, peer CTA {p ^ 1} ({_threads(m, [t])}) issued",
+                             "the CTA exits while its peer's .cta_group::2 operation is not ordered before the exit "
+                             "(the peer must be active when the operation is issued: a cluster barrier after it)")
+
+    def _after_peer_dealloc(self, ctas, cols, ins, what: str) -> None:
+        """Columns ``cols`` of ``ctas`` (arrays) touched after the peer CTA's tcgen05.dealloc.cta_group::2,
+        which may have freed them (rule peer-dealloc, conservative)."""
+        ctas = np.asarray(ctas)
+        cols = np.asarray(cols)
+        hit = self.p_freed[ctas ^ 1, cols] > 0
+        if hit.any():
+            j = int(np.flatnonzero(hit.ravel())[0])
+            c, k = int(ctas.ravel()[j]), int(cols.ravel()[j])
+            self._report("peer-dealloc", SEC_ALLOC, _instr(self.m, int(self.p_freed_index[c ^ 1, k])), ins,
+                         f"{_threads(self.m, [int(self.p_freed[c ^ 1, k]) - 1])} then CTA {c}",
+                         f"{what} touches column {k} of CTA {c} after the peer CTA's tcgen05.dealloc.cta_group::2, "
+                         "which frees the pair's columns (the access must be ordered before it)")
 
     # -- exit --------------------------------------------------------------------------------------
 
@@ -226,6 +321,47 @@ class Hazards:
     def mbar_init(self, words: np.ndarray) -> None:
         for w in np.atleast_1d(words).tolist():
             self.mbar.pop(int(w), None)
+
+    # -- rule mbarrier-init ------------------------------------------------------------------------
+
+    def mbar_inited(self, words: np.ndarray, threads: np.ndarray, ins) -> None:
+        """``mbarrier.init`` of the objects ``words`` (one per thread of ``threads``): a generic-proxy
+        write of each object, stamped with the writing thread's epoch (see :meth:`mbar_use`)."""
+        words = np.broadcast_to(np.asarray(words), np.shape(threads))
+        at = _index(self.m, ins)
+        for w in np.unique(words).tolist():
+            t = np.asarray(threads)[words == w].astype(np.int64)
+            self.mbar_inits[int(w)] = (t, self.clocks.own[t].copy(), at, np.zeros(self.m.T, dtype=bool))
+
+    def mbar_use(self, words: np.ndarray, threads: np.ndarray) -> None:
+        """Any other mbarrier operation by ``threads`` on ``words`` (one per thread): each object's
+        ``mbarrier.init`` must happen before it (§9.7.13.15.9: an mbarrier object must be initialized
+        before use; the init is a shared-memory write, so another thread sees it only through
+        synchronization).  The initing thread itself is in program order."""
+        if not self.mbar_inits:
+            return
+        words = np.broadcast_to(np.asarray(words), np.shape(threads))
+        threads = np.asarray(threads, dtype=np.int64)
+        c = self.clocks
+        for w in np.unique(words).tolist():
+            init = self.mbar_inits.get(int(w))
+            if init is None:
+                continue
+            initers, epochs, at, ordered = init       # ordered: threads already checked (clocks only grow)
+            users = threads[words == w]
+            users = users[~ordered[users]]
+            if not users.size:
+                continue
+            seen = c.vc[np.ix_(users, c.lt[initers])] >= epochs
+            if seen.all():
+                ordered[users] = True
+                continue
+            u, i = np.argwhere(~seen)[0]
+            m = self.m
+            self._report("mbarrier-init", SEC_MBAR_INIT, _instr(m, at), m.prog.code[m.current_pc].instr,
+                         f"{_threads(m, [int(initers[i])])} then {_threads(m, users[~seen.all(axis=1)])}",
+                         "an mbarrier operation uses an object whose mbarrier.init by another thread is not ordered "
+                         "before it (fence.mbarrier_init, then a barrier the user waits on, is the pattern)")
 
     def mbar_arrive(self, word: int, threads, release: bool = False) -> None:
         """Arrival of ``threads`` (None: the async proxy); ``release``: a release-semantics
@@ -383,6 +519,8 @@ class Hazards:
                          f"{what} accesses Tensor Memory cells written by a tcgen05.st before that warp's "
                          "tcgen05.wait::st")
         self._pending_ops(cc, kk, ins, what)
+        if self.any_pfreed:
+            self._after_peer_dealloc(cc, kk, ins, what)
         if self.any_alloc:
             a = self.a_thread[cc, kk]
             other = (a > 0) & (m.warp_of[np.maximum(a - 1, 0)] != m.warp_of[rd])
@@ -497,7 +635,7 @@ class Hazards:
             self.t_st_cell[c_i[:, None], q_i[:, None] * 32 + np.arange(32), k_i[:, None]] = False
 
     def _issue_order(self, reader, issuers: np.ndarray, epochs: np.ndarray, first_index, ins, what: str,
-                     done: str) -> None:
+                     done: str, race: tuple[str, str] = ("tmem-race", SEC_SYNC)) -> None:
         """Raise unless each tcgen05 operation issued by ``issuers`` at ``epochs`` (the same thread
         excepted: program order) is ordered before ``reader``'s instruction by the pattern
         fence::before_thread_sync -> synchronization -> fence::after_thread_sync (§9.7.16.6.3)."""
@@ -515,7 +653,7 @@ class Hazards:
                          f"{what} is ordered after another thread's {done} by thread synchronization alone: the "
                          "pattern tcgen05.fence::before_thread_sync -> sync -> tcgen05.fence::after_thread_sync "
                          "(§9.7.16.6.4) is incomplete")
-        self._report("tmem-race", SEC_SYNC, first, ins, threads,
+        self._report(race[0], race[1], first, ins, threads,
                      f"{what} is not ordered after another thread's {done} (no synchronization between them)")
 
     def _queued_by_others(self, thread: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
@@ -566,6 +704,8 @@ class Hazards:
         """``thread``'s MMA reads columns ``[lo, hi)`` of ``cta``: every write to them (tcgen05.st,
         another thread's mma/cp/shift, another warp's alloc) is ordered before it."""
         m = self.m
+        if self.any_pfreed and hi > lo:
+            self._after_peer_dealloc(np.full(hi - lo, cta), np.arange(lo, hi), ins, what)
         if self.any_alloc:
             self.after_alloc(thread, cta, lo, hi, ins, what)
         self._queued_by_others(thread, cta, lo, hi, ins, what)
@@ -589,7 +729,8 @@ class Hazards:
             self._order(thread, wr, self.t_stamp[cta, q_, lo + k_], kinds[q_, k_], "tmem-race",
                         self.t_index[cta, q_, lo + k_], ins, what)
 
-    def _completed_async(self, reader: int, cta: int, q_, k_, ins, what: str) -> None:
+    def _completed_async(self, reader: int, cta: int, q_, k_, ins, what: str,
+                         race: tuple[str, str] = ("tmem-race", SEC_SYNC)) -> None:
         """Cells a completed mma/cp/shift of another thread wrote: ``reader`` observed the completion
         (the commit's mbarrier, then fence::after_thread_sync) or its issue is ordered before (pipelined)."""
         c = self.clocks
@@ -599,7 +740,7 @@ class Hazards:
             return
         q_, k_ = q_[~seen], k_[~seen]
         self._issue_order(reader, self.t_iss[cta, q_, k_] - 1, self.t_iss_ep[cta, q_, k_], self.t_index[cta, q_, k_],
-                          ins, what, "completed asynchronous tcgen05 operation writing its Tensor Memory")
+                          ins, what, "completed asynchronous tcgen05 operation writing its Tensor Memory", race)
 
     # -- allocation (§9.7.16.7.1): alloc and dealloc are tcgen05 operations ordered by §9.7.16.6.3 --
 
@@ -607,6 +748,11 @@ class Hazards:
         """The warp of ``thread`` (its first thread) allocated columns ``[col, col + ncols)`` of ``cta``
         and wrote their address to the flat shared byte ``slot``."""
         ep, index = int(self.clocks.own[thread]), _index(self.m, ins)
+        if self.any_pfreed and (self.p_freed[cta, col:col + ncols] > 0).any():    # reallocated: forget the old
+            for arr in (self.t_kind, self.t_rd, self.t_iss):
+                arr[cta, :, col:col + ncols] = 0
+            self.r_reader[cta, col:col + ncols] = 0
+            self.p_freed[cta, col:col + ncols] = 0
         self.a_thread[cta, col:col + ncols] = thread + 1
         self.a_ep[cta, col:col + ncols] = ep
         self.a_index[cta, col:col + ncols] = index
@@ -642,62 +788,84 @@ class Hazards:
             self._issue_order(reader, a[k_] - 1, self.a_ep[cta, lo + k_], self.a_index[cta, lo + k_], ins, what,
                               "tcgen05.alloc of its columns")
 
-    def dealloc(self, cta: int, col: int, ncols: int, ins, thread: int | None = None) -> None:
-        m = self.m
-        cc = np.full(ncols, cta)
-        kk = np.arange(col, col + ncols)
-        self._pending_ops(cc, kk, ins, "tcgen05.dealloc")
-        if thread is not None:
-            self._before_dealloc(thread, cta, col, col + ncols, ins)
-        if self.t_st_pending[cta, :, col:col + ncols].any():
-            q_, k_ = np.nonzero(self.t_st_pending[cta, :, col:col + ncols])
-            self._report("dealloc-pending", SEC_ALLOC, _instr(m, int(self.t_index[cta, q_[0], col + k_[0]])), ins,
-                         f"CTA {cta}", "tcgen05.dealloc of columns a tcgen05.st has not completed writing "
-                         "(no tcgen05.wait::st)")
-        for q_ in range(4):
-            try:
-                self._pending_lds(cc, np.full(ncols, q_), kk, None, ins, "tcgen05.dealloc")
-            except HazardError as exc:
-                self._report("dealloc-pending", SEC_ALLOC, exc.first, ins,
-                             f"CTA {cta}", "tcgen05.dealloc of columns a tcgen05.ld still reads (no "
-                             "tcgen05.wait::ld)")
-        self.t_kind[cta, :, col:col + ncols] = 0
-        self.t_rd[cta, :, col:col + ncols] = 0
-        self.r_reader[cta, col:col + ncols] = 0
-        self.t_iss[cta, :, col:col + ncols] = 0
-        self.a_thread[cta, col:col + ncols] = 0
+    def dealloc(self, cta: int, col: int, ncols: int, ins, thread: int | None = None, pair: bool = False) -> None:
+        """``tcgen05.dealloc`` of ``cta``'s columns; ``pair``: ``.cta_group::2``, which (conservative
+        choice, docs/sim.md) may free the peer CTA's columns too, so the checks cover both CTAs."""
+        peer = cta ^ 1
+        for c, what, race in ((cta, "tcgen05.dealloc", ("tmem-race", SEC_SYNC)),
+                              *(((peer, PEER_DEALLOC, ("peer-dealloc", SEC_ALLOC)),) if pair else ())):
+            self._dealloc_checks(c, col, ncols, ins, thread, what, race)
+        sl = slice(col, col + ncols)
+        if pair and not (self.p_freed[peer, sl] > 0).all():
+            # the peer's dealloc, still to come, checks this CTA's accesses: keep them until then
+            self.p_freed[cta, sl] = (thread if thread is not None else 0) + 1
+            self.p_freed_index[cta, sl] = _index(self.m, ins)
+            self.any_pfreed = True
+        else:
+            for c in (cta, peer) if pair else (cta,):
+                self.t_kind[c, :, sl] = 0
+                self.t_rd[c, :, sl] = 0
+                self.t_iss[c, :, sl] = 0
+                self.r_reader[c, sl] = 0
+                self.p_freed[c, sl] = 0
+        self.a_thread[cta, sl] = 0
         for slot in [k for k, v in self.alloc_slots.items() if v[3] == cta and col in v[4]]:
             del self.alloc_slots[slot]
 
-    def _before_dealloc(self, thread: int, cta: int, lo: int, hi: int, ins) -> None:
+    def _dealloc_checks(self, cta: int, col: int, ncols: int, ins, thread, what: str, race) -> None:
+        """Nothing pending on ``cta``'s columns and every access ordered before the dealloc."""
+        m = self.m
+        cc = np.full(ncols, cta)
+        kk = np.arange(col, col + ncols)
+        rule = "dealloc-pending" if race[0] == "tmem-race" else race[0]
+        self._pending_ops(cc, kk, ins, what)
+        if thread is not None:
+            self._before_dealloc(thread, cta, col, col + ncols, ins, what, race)
+        if self.t_st_pending[cta, :, col:col + ncols].any():
+            q_, k_ = np.nonzero(self.t_st_pending[cta, :, col:col + ncols])
+            self._report(rule, SEC_ALLOC, _instr(m, int(self.t_index[cta, q_[0], col + k_[0]])), ins,
+                         f"CTA {cta}", f"{what} of columns a tcgen05.st has not completed writing "
+                         "(no tcgen05.wait::st)")
+        for q_ in range(4):
+            try:
+                self._pending_lds(cc, np.full(ncols, q_), kk, None, ins, what)
+            except HazardError as exc:
+                self._report(rule, SEC_ALLOC, exc.first, ins, f"CTA {cta}",
+                             f"{what} of columns a tcgen05.ld still reads (no tcgen05.wait::ld)")
+
+    def _before_dealloc(self, thread: int, cta: int, lo: int, hi: int, ins, what: str = "tcgen05.dealloc",
+                        race: tuple[str, str] = ("tmem-race", SEC_SYNC)) -> None:
         """Every other warp's tcgen05 operation on the columns is ordered before the dealloc by the
         fence pattern (§9.7.16.7.1, §9.7.16.6.3): its loads, its waited stores, completed async writes."""
         m = self.m
-        what = "tcgen05.dealloc"
         warp = m.warp_of[thread]
         rd = self.t_rd[cta, :, lo:hi]
         has = (rd > 0) & (m.warp_of[np.maximum(rd - 1, 0)] != warp)
         if has.any():
             q_, k_ = np.nonzero(has)
             self._issue_order(thread, rd[q_, k_] - 1, self.t_rd_ep[cta, q_, lo + k_], self.t_rd_index[cta, q_, lo + k_],
-                              ins, what, "tcgen05.ld of the columns")
+                              ins, what, "tcgen05.ld of the columns", race)
         kind = self.t_kind[cta, :, lo:hi]
         wr = self.t_writer[cta, :, lo:hi] - 1
         st = (kind == 1) & (wr >= 0) & (m.warp_of[np.maximum(wr, 0)] != warp)
         if st.any():
             q_, k_ = np.nonzero(st)
             self._issue_order(thread, wr[q_, k_], self.t_stamp[cta, q_, lo + k_], self.t_index[cta, q_, lo + k_],
-                              ins, what, "tcgen05.st to the columns")
+                              ins, what, "tcgen05.st to the columns", race)
         iss = self.t_iss[cta, :, lo:hi]
         other = (kind == 2) & (iss > 0) & (iss - 1 != thread)
         if other.any():
             q_, k_ = np.nonzero(other)
-            self._completed_async(thread, cta, q_, lo + k_, ins, what)
+            self._completed_async(thread, cta, q_, lo + k_, ins, what, race)
 
     # -- asynchronous operations (mma, cp, shift) --------------------------------------------------
 
     def issue(self, thread: int, ins, ctas, cols) -> _Effect:
         c = self.clocks
+        if self.any_pfreed and cols[1] > cols[0]:
+            for cta in np.atleast_1d(np.asarray(ctas)).tolist():
+                self._after_peer_dealloc(np.full(cols[1] - cols[0], cta), np.arange(cols[0], cols[1]), ins,
+                                         f"tcgen05.{ins.opcode.split('.')[1]}")
         if self.any_alloc and cols[1] > cols[0]:
             for cta in np.atleast_1d(np.asarray(ctas)).tolist():
                 self.after_alloc(thread, int(cta), int(cols[0]), int(cols[1]), ins, f"tcgen05.{ins.opcode.split('.')[1]}")

@@ -63,6 +63,8 @@ def words(m, s, space: str, addr, what: str, write: bool = True) -> tuple[np.nda
         bad = index[~_state(m).initialised[index]][0]
         cta, off = divmod(int(bad) * 8, m.smem_bytes)
         raise SimError(f"{what}: no mbarrier.init for the object at shared address 0x{off + SHARED_BASE:x} of CTA {cta}")
+    if m.hz is not None:
+        m.hz.mbar_use(index, s.idx)
     return view, index
 
 
@@ -162,6 +164,7 @@ def compile_init(ins, q, k):
         _state(m).initialised[index] = True
         if m.hz is not None:
             m.hz.mbar_init(index)
+            m.hz.mbar_inited(index, s.idx, ins)
     return run
 
 

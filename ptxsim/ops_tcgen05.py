@@ -268,13 +268,17 @@ def single_thread(idx: int) -> Sel:
     return Sel(one, one)
 
 
-def check_peer(m, cta: int, group: int, what: str) -> None:
+def check_peer(m, cta: int, group: int, what: str, thread: int | None = None) -> None:
+    """A ``.cta_group::2`` operation of ``cta`` needs its peer CTA; with the hazard checker on, the
+    issuing ``thread`` must also be ordered after the peer's launch and before its exit (§9.7.16.5)."""
     if group != 2:
         return
     if m.cluster_size < 2:
         raise SimError(f"{what}: .cta_group::2 needs a cluster of at least 2 CTAs (peer CTA), but the launch has "
                        f"clusters of {m.cluster_size}")
     peer = cta ^ 1
+    if m.hz is not None and thread is not None:
+        m.hz.pair_op(thread, cta, what)
     if m.live_per_cta[peer] == 0:
         raise SimError(f"{what}: the peer CTA of CTA {cta} has exited")
 
@@ -299,7 +303,7 @@ def compile_alloc(ins, q, k):
         for j in starts.tolist():
             t = int(s.idx[j])
             cta = int(m.cta_of[t])
-            check_peer(m, cta, group, "tcgen05.alloc")
+            check_peer(m, cta, group, "tcgen05.alloc", t)
             column = tc.alloc(cta, int(n[j]))
             m.store(space, single_thread(t), a[j:j + 1], np.array([column], dtype=np.uint32), 32, "tcgen05.alloc")
             if m.hz is not None:
@@ -324,21 +328,23 @@ def compile_dealloc(ins, q, k):
         n = np.broadcast_to(np.asarray(rn(m, s)).astype(np.int64), (s.n,))
         for j in starts.tolist():
             cta = int(m.cta_of[int(s.idx[j])])
-            check_peer(m, cta, group, "tcgen05.dealloc")
+            check_peer(m, cta, group, "tcgen05.dealloc", int(s.idx[j]))
             if m.hz is not None:
-                m.hz.dealloc(cta, int(t_all[j]) & 0xFFFF, int(n[j]), ins, int(s.idx[j]))
+                m.hz.dealloc(cta, int(t_all[j]) & 0xFFFF, int(n[j]), ins, int(s.idx[j]), pair=group == 2)
             tc.dealloc(cta, int(t_all[j]), int(n[j]))
     return run
 
 
 @opcode("tcgen05.relinquish_alloc_permit")
 def compile_relinquish(ins, q, k):
-    cta_group(q, k)
+    group = cta_group(q, k)
     sync_aligned(q)
     k.operands(ins, 0)
 
     def run(m, s):
-        require_full_warps(m, s, "tcgen05.relinquish_alloc_permit")
+        starts, _, _ = require_full_warps(m, s, "tcgen05.relinquish_alloc_permit")
+        for j in starts.tolist():
+            check_peer(m, int(m.cta_of[int(s.idx[j])]), group, "tcgen05.relinquish_alloc_permit", int(s.idx[j]))
         tensor_core(m).relinquished[np.unique(m.cta_of[s.ix])] = True
     return run
 
@@ -390,7 +396,7 @@ def compile_commit(ins, q, k):
         masks = np.broadcast_to(np.asarray(rmask(m, s)).astype(np.int64), (s.n,)) if multicast else None
         for j, t in enumerate(s.idx.tolist()):
             one = single_thread(t)
-            check_peer(m, int(m.cta_of[t]), group, "tcgen05.commit")
+            check_peer(m, int(m.cta_of[t]), group, "tcgen05.commit", t)
             target = a[j:j + 1]
             if multicast:
                 ranks = [r for r in range(m.cluster_size) if masks[j] >> r & 1]

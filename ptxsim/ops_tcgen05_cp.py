@@ -88,7 +88,7 @@ def compile_cp(ins, q, k):
         raw = np.broadcast_to(np.asarray(r_desc(m, s)).astype(np.uint64), (s.n,))
         for j, t in enumerate(s.idx.tolist()):
             cta = int(m.cta_of[t])
-            check_peer(m, cta, group, "tcgen05.cp")
+            check_peer(m, cta, group, "tcgen05.cp", t)
             lane, col = (int(ta[j]) >> 16) & 0xFFFF, int(ta[j]) & 0xFFFF
             targets = pair_ctas(m, cta, group)
             lanes = lane + dst_lanes
@@ -122,7 +122,7 @@ def compile_shift(ins, q, k):
         ta = np.broadcast_to(np.asarray(taddr(m, s)).astype(np.int64) & 0xFFFFFFFF, (s.n,))
         for j, t in enumerate(s.idx.tolist()):
             cta = int(m.cta_of[t])
-            check_peer(m, cta, group, "tcgen05.shift")
+            check_peer(m, cta, group, "tcgen05.shift", t)
             base = check_shift(int(ta[j]))
             targets = pair_ctas(m, cta, group)
             for c in targets:

@@ -169,7 +169,7 @@ class IssuedMma:
     def __init__(self, m, form: MmaForm, s, j: int) -> None:
         self.thread = int(s.idx[j])
         self.cta = int(m.cta_of[self.thread])
-        check_peer(m, self.cta, form.group, "tcgen05.mma")
+        check_peer(m, self.cta, form.group, "tcgen05.mma", self.thread)
         self.raw_idesc = _scalar(form.idesc(m, s), j) & 0xFFFFFFFF
         desc = InstrDescriptor.decode(self.raw_idesc, form.kind)
         self.desc = m.faults.apply("instr_desc", desc, kind=form.kind, raw=self.raw_idesc, instr=form.text, cta=self.cta)

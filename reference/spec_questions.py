@@ -309,6 +309,25 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
        "and a race is not deterministically observable on hardware (a run that computes the right value agrees "
        "with both; one that does not may be a scheduling accident): the hazard checker follows the reading "
        "(SimDevice(readings=...))", ["docs/sim.md (Hazard checker, triage of client reports)", "docs/hazards.md"]),
+    _q("Q-PAIR-DEALLOC", "CTA pair: may a CTA exit before its peer has issued the collective "
+       "tcgen05.alloc/dealloc/relinquish_alloc_permit.cta_group::2 it performed itself", ["9.7.16.5", "9.7.16.7.1"], [
+        ("exit-ordered", "every .cta_group::2 operation, the collective allocation instructions included, must be "
+                         "ordered before the peer CTA's exit (the peer is active when the operation is issued)",
+         ["§9.7.16.5 Table 46 (alloc/dealloc/relinquish: 'When the current CTA issues the operation, the peer CTA "
+          "should be active and should not have exited')", "§9.7.16.7.1 (the issuing warp must make sure the peer "
+          "CTA is launched and still active)"]),
+        ("collective", "the two warps perform a collective allocation instruction together: a CTA whose warp performed "
+                       "its own matching collective instruction stays active for the peer's, with no further "
+                       "synchronization (other .cta_group::2 operations still need the peer's exit ordered after them)",
+         ["§9.7.16.7.1 ('one warp from each of the peer CTAs must collectively perform the allocation and "
+          "de-allocation')", "Triton 3.9 / Gluon two_ctas PTX (the client corpus): tcgen05.dealloc.cta_group::2 then "
+          "ret, no cluster barrier after", "CUTLASS include/cutlass/gemm/kernel/sm100_gemm_tma_warpspecialized.hpp:791-804 "
+          "(commit 7107b0553): the MMA warps hand-shake through a cluster mbarrier, then free and exit; nothing orders "
+          "the follower's exit after the leader's free"]),
+     ], "exit-ordered", NO_PROBE + "the readings differ in whether a kernel whose CTA exits before its peer's "
+       "collective dealloc races, and such a race is not deterministically observable on hardware: the hazard "
+       "checker follows the reading (rule peer-active, SimDevice(readings=...))",
+       ["docs/sim.md (Hazard checker, the CTA pair)", "docs/hazards.md"]),
 )}
 
 

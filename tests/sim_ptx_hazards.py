@@ -155,7 +155,52 @@ FREED:
 }
 """
 
-KERNELS = {"ldst": (LDST, "sm_100a"), "cross": (CROSS, "sm_100a"), "proxy": (PROXY, "sm_100a")}
+# A CTA pair (cluster of 2), one warp each: a cluster barrier before the collective
+# tcgen05.alloc.cta_group::2 (the peer is launched, §9.7.16.7.1), each CTA stores and loads its own
+# lanes, the fence pattern around a cluster barrier before the pair's dealloc (which may free both
+# CTAs' columns: rule peer-dealloc), and a cluster barrier after it (each CTA stays active until its
+# peer has deallocated, §9.7.16.5).  Rules peer-launched, peer-dealloc, peer-active.
+PAIR = HEAD100 + r"""
+.visible .entry pair(.param .u64 out_ptr)
+.reqnctapercluster 2, 1, 1
+.reqntid 32, 1, 1
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    .shared .align 4 .b32 taddr;
+
+    ld.param.u64 %rd1, [out_ptr];
+    mov.u32 %r1, %tid.x;
+    barrier.cluster.arrive.release.aligned;                              // @launched
+    barrier.cluster.wait.acquire.aligned;                                // @launched
+    tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [taddr], 32;
+    tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;
+    tcgen05.fence::before_thread_sync;
+    bar.sync 0;
+    tcgen05.fence::after_thread_sync;
+    ld.shared.u32 %r2, [taddr];
+    tcgen05.st.sync.aligned.32x32b.x1.b32 [%r2], {%r1};
+    tcgen05.wait::st.sync.aligned;
+    tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r5}, [%r2];
+    tcgen05.wait::ld.sync.aligned;
+    mov.u32 %r3, %ctaid.x;
+    mad.lo.u32 %r4, %r3, 32, %r1;
+    mul.wide.u32 %rd2, %r4, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r5;
+    tcgen05.fence::before_thread_sync;
+    barrier.cluster.arrive.release.aligned;                              // @freed
+    barrier.cluster.wait.acquire.aligned;                                // @freed
+    tcgen05.fence::after_thread_sync;
+    tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 32;
+    barrier.cluster.arrive.release.aligned;                              // @active
+    barrier.cluster.wait.acquire.aligned;                                // @active
+    ret;
+}
+"""
+
+KERNELS = {"ldst": (LDST, "sm_100a"), "cross": (CROSS, "sm_100a"), "proxy": (PROXY, "sm_100a"),
+           "pair": (PAIR, "sm_100a")}
 
 
 def without(ptx: str, tag: str) -> str:

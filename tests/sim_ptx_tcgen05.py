@@ -107,6 +107,8 @@ TCGEN05_PAIR = HEAD100 + r"""
     @%p1 bra INITED;
     mbarrier.init.shared::cta.b64 [bar], 1;
 INITED:
+    barrier.cluster.arrive.release.aligned;      // the peer is launched before the collective alloc
+    barrier.cluster.wait.acquire.aligned;
     setp.ge.u32 %p2, %r1, 32;
     @%p2 bra ALLOCATED;
     tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [taddr], 32;
@@ -137,6 +139,8 @@ DONE:
     @%p2 bra FREED;
     tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r3, 32;
 FREED:
+    barrier.cluster.arrive.release.aligned;      // each CTA stays active until its peer has deallocated
+    barrier.cluster.wait.acquire.aligned;
     mov.u32 %r5, %ctaid.x;
     mad.lo.u32 %r5, %r5, 64, %r1;
     mul.wide.u32 %rd2, %r5, 8;

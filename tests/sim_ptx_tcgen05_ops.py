@@ -5,7 +5,7 @@ kernel of :data:`KERNELS` with ptxas) around the instruction(s) under test:
 
 1. stage ``smem_bytes`` of the case image from ``in + rank * smem_bytes`` into a 1024-aligned shared
    buffer (rank: the CTA's rank in a cta_group::2 pair, else 0);
-2. warp 0 (of each CTA) allocates 512 Tensor Memory columns;
+2. warp 0 (of each CTA) allocates 512 Tensor Memory columns (a CTA pair first passes a cluster barrier);
 3. preload: every thread stores ``preload`` words (``in + PRELOAD + 4 * preload * tid``) into its
    lane with ``tcgen05.st.32x32b.x<preload>`` from column 0 (text-defined map: thread t <-> lane
    32*warp + t, register i <-> column i), then ``wait::st``;
@@ -79,6 +79,8 @@ def harness(name: str, *, warp_body=(), issue=(), preload: int = 0, readback=(),
     body += [
         "setp.ne.u32 %p2, %tix, 0;", "@%p2 bra INITED;", "mbarrier.init.shared::cta.b64 [bar], 1;", "INITED:",
         "fence.mbarrier_init.release.cluster;", "fence.proxy.async.shared::cta;",
+        # a CTA pair: the peer is launched before the collective alloc (§9.7.16.7.1, checker rule peer-launched)
+        *(["barrier.cluster.arrive.release.aligned;", "barrier.cluster.wait.acquire.aligned;"] if cg == 2 else []),
         "setp.ne.u32 %p3, %wid, 0;", "@%p3 bra ALLOCATED;",
         f"tcgen05.alloc.cta_group::{cg}.sync.aligned.shared::cta.b32 [slot], 512;",
         f"tcgen05.relinquish_alloc_permit.cta_group::{cg}.sync.aligned;", "ALLOCATED:",

@@ -2,6 +2,7 @@
 analyses, the score on a synthetic kernel set (tests/hazard_sample.py, a fake checker), the
 negative execution cases' verdict, and bad arguments."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -203,3 +204,160 @@ def test_cta_pair_thread_sync_redundancies():
     assert why["tcgen05.fence::after_thread_sync.1"] is None          # the ld follows it directly
     assert "cluster barrier (arrive + wait) follows directly" in why["bar.sync.0"]
     assert why["barrier.cluster.0"] is None and why["tcgen05.fence::before_thread_sync.0"] is None
+
+
+def test_cta_pair_cluster_barrier_redundancy():
+    """An aligned cluster barrier is redundant when a later one, with the tcgen05 fence pattern around
+    it, orders everything it did and nothing before that touches the peer CTA but the pair's alloc
+    (generators/ptx/sync_redundancy.py; the rules peer-launched/active, docs/sim.md)."""
+    cluster = "    barrier.cluster.arrive.release.aligned;\n    barrier.cluster.wait.acquire.aligned;\n"
+    ptx = ("{\n    ld.global.u32 %r1, [%rd1];\n" + cluster +                       # the prologue: the peer launched
+           "    st.shared.u32 [%r8], %r1;\n    @%p3 bra $L_a;\n"
+           "    tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r5], 512;\n$L_a:\n"
+           "    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n" + cluster +   # the alloc step
+           "    tcgen05.fence::after_thread_sync;\n    ld.shared.b32 %r6, [%r5];\n"
+           "    tcgen05.st.sync.aligned.32x32b.x1.b32 [%r6], {%r1};\n    tcgen05.wait::st.sync.aligned;\n"
+           "    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n" + cluster +   # the preload step
+           "    tcgen05.fence::after_thread_sync;\n"
+           "    tcgen05.mma.cta_group::2.kind::f16 [%r6], %rd2, %rd3, %r9, %p0;\n    ret;\n}")
+
+    def why(text):
+        return [redundancy(text, s) for s in S.sync_sites(text) if s.kind == S.CLUSTER]
+
+    prologue, alloc, preload = why(ptx)
+    assert prologue is None                 # the alloc (cta_group::2) lies before the next cluster barrier
+    assert "aligned cluster barrier of line 19 follows" in alloc
+    assert preload is None                  # the MMA touches the peer CTA
+    for edit in ("    st.global.u32 [%rd4], %r1;\n",                  # global memory the peer may read
+                 "    mapa.shared::cluster.u32 %r7, %r8, 1;\n",       # the peer's shared memory
+                 "    tcgen05.commit.cta_group::2.mbarrier::arrive::one.b64 [%r8];\n"):
+        touched = ptx.replace("    ld.shared.b32 %r6", edit + "    ld.shared.b32 %r6")
+        assert why(touched)[1] is None, edit
+    no_bar = ptx.replace("    bar.sync 0;\n" + cluster + "    tcgen05.fence::after_thread_sync;\n    ld.shared",
+                         cluster + "    tcgen05.fence::after_thread_sync;\n    ld.shared")
+    assert why(no_bar)[1] is None           # the CTA's own threads: nothing else orders the slot's load
+    unfenced = ptx.replace("    tcgen05.wait::st.sync.aligned;\n    tcgen05.fence::before_thread_sync;\n",
+                           "    tcgen05.wait::st.sync.aligned;\n")
+    assert why(unfenced)[1] is None         # the later barrier does not carry the alloc's tcgen05 order
+    twice = ptx.replace(cluster, cluster + "    mov.u32 %r2, 1;\n" + cluster, 1)
+    first, second = why(twice)[:2]
+    assert "follows" in first and "comes right before it" in second
+
+
+def test_rescore_carries_over_caught_deletions_of_unchanged_kernels(tmp_path):
+    """--save, then --rescore: the caught deletions are carried over (not run); a record whose
+    kernel hash no longer matches is scored anew; a corrupt file is a one-line error."""
+    saved = tmp_path / "score.json"
+    r = cli("--tests", SAMPLE, "--save", str(saved))
+    assert r.returncode == 0, r.stderr
+    data = json.loads(saved.read_text())
+    caught = [d for d in data["deletions"] if d["caught_by"]]
+    assert len(caught) == 5 and all(len(d["ptx_sha"]) == 64 for d in caught)
+    r = cli("--tests", SAMPLE, "--rescore", str(saved))
+    out = r.stdout.rstrip().splitlines()
+    assert out[-1] == "caught 5/7" and "rescore: 5 caught deletion(s) carried over from the saved result, not run" in out
+    assert sum(", carried over)" in ln for ln in out) == 5
+    caught[0]["ptx_sha"] = "0" * 64                    # that kernel changed since: score its deletion again
+    del caught[1]["ptx_sha"]                           # saved by an older version: trusted, and said so
+    saved.write_text(json.dumps(data))
+    out = cli("--tests", SAMPLE, "--rescore", str(saved)).stdout.rstrip().splitlines()
+    assert out[-1] == "caught 5/7"
+    assert "rescore: 4 caught deletion(s) carried over from the saved result, not run, 1 of them saved without a " \
+           "kernel hash" in out
+    saved.write_text('{"deletions": [{"kernel": "k"}]}')
+    r = cli("--tests", SAMPLE, "--rescore", str(saved))
+    assert r.returncode == 2 and "--rescore expects a hazard-score result file" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+# -- the path analyses of the two tcgen05 fences (§9.7.16.6.3, §9.7.16.6.4.2) --------------------------
+
+_COMMIT_THEN_FENCE = """{
+    @%p1 bra $L_skip;
+    tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p2;
+    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r3];
+$L_w:
+    mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r3], 0;
+    @!%p3 bra $L_w;
+    tcgen05.fence::after_thread_sync;
+    tcgen05.fence::before_thread_sync;
+    mbarrier.arrive.shared::cta.b64 _, [%r4];
+$L_skip:
+    ret;
+}"""
+
+
+def _why(ptx: str, kind: str, n: int = 0) -> str | None:
+    return redundancy(ptx, [s for s in S.sync_sites(ptx) if s.kind == kind][n])
+
+
+def test_a_before_fence_after_a_commit_on_every_path_is_redundant():
+    assert "tcgen05.commit (which performs it)" in _why(_COMMIT_THEN_FENCE, S.BEFORE)
+
+
+@pytest.mark.parametrize("edit", [
+    ("    tcgen05.fence::after_thread_sync;\n", "    tcgen05.fence::after_thread_sync;\n"
+     "    tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r9}, [%r1];\n    tcgen05.wait::ld.sync.aligned;\n"),  # ld after commit
+    ("    tcgen05.commit.cta_group::1", "    @%p4 tcgen05.commit.cta_group::1"),    # the commit may not run
+    ("    @%p1 bra $L_skip;\n", "    @%p1 bra $L_w;\n"),                      # enters past the commit
+    ("$L_skip:\n    ret;\n", "$L_skip:\n    @%p5 bra $L_w;\n    ret;\n"),      # loops back over the fence
+])
+def test_a_before_fence_some_path_reaches_unfenced_is_not_redundant(edit):
+    ptx = _COMMIT_THEN_FENCE.replace(*edit)
+    assert ptx != _COMMIT_THEN_FENCE
+    assert _why(ptx, S.BEFORE) is None
+
+
+_AFTER_THEN_BRANCHES = """{
+$L_top:
+    bar.sync 0;
+    tcgen05.fence::after_thread_sync;
+    @%p1 bra $L_b;
+    mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r3], 0;
+    tcgen05.fence::after_thread_sync;
+    tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r9}, [%r1];
+    tcgen05.wait::ld.sync.aligned;
+    bra.uni $L_end;
+$L_b:
+    @%p2 bra $L_end;
+    ld.shared.u32 %r5, [%r6];
+    tcgen05.fence::after_thread_sync;
+    tcgen05.mma.cta_group::1.kind::f16 [%r1], %rd1, %rd2, %r2, %p2;
+$L_end:
+    ret;
+}"""
+
+
+def test_an_after_fence_followed_by_another_on_every_path_is_redundant():
+    assert "on every path from it another fence::after_thread_sync" in _why(_AFTER_THEN_BRANCHES, S.AFTER)
+    assert _why(_AFTER_THEN_BRANCHES, S.AFTER, 1) is None        # the ld's own fence
+    assert _why(_AFTER_THEN_BRANCHES, S.AFTER, 2) is None        # the mma's own fence
+
+
+@pytest.mark.parametrize("edit", [
+    (" [%r6];\n    tcgen05.fence::after_thread_sync;\n", " [%r6];\n    @%p3 tcgen05.fence::after_thread_sync;\n"),
+    ("    @%p2 bra $L_end;\n", "    @%p2 bra $L_end;\n    tcgen05.st.sync.aligned.32x32b.x1.b32 [%r1], {%r9};\n"),
+    ("    ld.shared.u32 %r5", "    mbarrier.arrive.shared::cta.b64 _, [%r4];\n    ld.shared.u32 %r5"),  # a release between
+    ("$L_end:\n    ret;\n", "$L_end:\n    @%p4 bra $L_top;\n    ret;\n"),        # a loop back over the fence
+    ("    @%p1 bra $L_b;\n", "    @%p1 bra $L_elsewhere;\n"),                   # a branch the analysis cannot follow
+])
+def test_an_after_fence_with_a_path_to_an_unfenced_tcgen05_op_is_not_redundant(edit):
+    ptx = _AFTER_THEN_BRANCHES.replace(*edit)
+    assert ptx != _AFTER_THEN_BRANCHES
+    assert _why(ptx, S.AFTER) is None
+
+
+def test_generated_before_fences_covered_by_a_commit_are_redundant():
+    """composed (§9.7.16.6.4.4): thread 0's before-fence after its commit and wait; the issuer-only
+    CTA pair: the WaitMbarrier step's before-fence after the issuing thread's commit and the others'
+    Preload fences."""
+    composed = next(p for p in PATTERNS if p.name == "non_pipelined_different_thread.composed")
+    ptx = render(pattern_kernel(composed), "sm_100a", (8, 7))
+    assert "tcgen05.commit" in redundancy(ptx, S.find_site(ptx, "Raw.tcgen05.fence::before_thread_sync.0"))
+    assert redundancy(ptx, S.find_site(ptx, "Raw.tcgen05.fence::after_thread_sync.0")) is None
+    def wait_step(c):
+        return render(c.kernel, "sm_100a", (8, 7)).split("// ---- WaitMbarrier ----")[-1].split("// ----")[0]
+    pair = next(c for c in cases("smoke", families=["commit"]) if "barrier.cluster" in wait_step(c))
+    assert "%crank" in wait_step(pair)                          # issuer-only: the peer CTA skips the wait
+    ptx = render(pair.kernel, "sm_100a", (8, 7))
+    assert "every path" in redundancy(ptx, S.find_site(ptx, "WaitMbarrier.tcgen05.fence::before_thread_sync.0"))

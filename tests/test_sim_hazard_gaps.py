@@ -9,6 +9,7 @@ broken kernel and checks the rule, both PTX lines and the section in the HazardE
 - tcgen05.st over cells of an earlier tcgen05.st (WAW) or tcgen05.ld (WAR) of the same thread with no
   tcgen05.wait::st / wait::ld between (§9.7.16.6.1/§9.7.16.6.2: st -> st and ld -> st are no
   pipelined pairs, so the two may complete in either order).
+(The mbarrier-init gap is closed: tests/test_sim_hazard_mbarrier_init.py.)
 """
 
 import numpy as np

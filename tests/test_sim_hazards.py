@@ -7,7 +7,7 @@ import pytest
 
 from ptxsim import HazardError, SimDevice, SimError
 from tests.sim_ptx import run_kernel
-from tests.sim_ptx_hazards import CROSS, LDST, PROXY, without
+from tests.sim_ptx_hazards import CROSS, LDST, PAIR, PROXY, without
 
 pytestmark = pytest.mark.reference
 
@@ -341,3 +341,60 @@ def test_thread_exits_with_a_bulk_store_not_waited_for(removed):
         run_store(initial, image, [8, 2], [16, 4], dtype="int32", edit=edit)
     exc = info.value
     assert exc.rule == "exit-pending" and "cp.async.bulk.tensor" in exc.first and "ret" in exc.second, str(exc)
+
+
+# -- CTA pair: the peer CTA launched and active around .cta_group::2 operations (§9.7.16.5, §9.7.16.7.1) --
+
+def test_cta_pair_clean():
+    out = run_kernel(SimDevice(), PAIR, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+    np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
+
+
+@pytest.mark.parametrize("tag,rule,lines", [
+    ("launched", "peer-launched", ("(kernel start)", "tcgen05.alloc.cta_group::2")),
+    ("freed", "peer-dealloc", ("tcgen05.", "tcgen05.")),            # the peer's ld vs the dealloc, either order
+    ("active", "peer-active", ("", ""))])                          # dealloc then exit, or exit then dealloc
+def test_cta_pair_without_its_cluster_barrier(tag, rule, lines):
+    with pytest.raises(HazardError) as info:
+        run_kernel(SimDevice(), without(PAIR, tag), "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+    exc = info.value
+    assert exc.rule == rule and lines[0] in exc.first and lines[1] in exc.second, str(exc)
+    assert exc.section in ("9.7.16.5", "9.7.16.7.1") and "CTA" in exc.threads, str(exc)
+    if tag == "active":
+        assert {"tcgen05.dealloc", "ret;"} <= {w for w in ("tcgen05.dealloc", "ret;") if w in exc.first + exc.second}
+
+
+def test_cta_pair_relaxed_cluster_barrier_shows_the_peer_launched():
+    """peer-launched asks for execution order only: a .relaxed arrival (no memory release) still counts."""
+    ptx = PAIR.replace("barrier.cluster.arrive.release.aligned;                              // @launched",
+                       "barrier.cluster.arrive.relaxed.aligned;")
+    assert ptx != PAIR
+    out = run_kernel(SimDevice(), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+    np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
+
+
+def test_cta_pair_exit_after_the_collective_dealloc_under_reading_collective():
+    """Spec question Q-PAIR-DEALLOC: under `collective` a CTA that performed its part of the pair's
+    dealloc may exit without seeing the peer's (the clients' pattern); the pick `exit-ordered` reports it."""
+    ptx = without(PAIR, "active")
+    out = run_kernel(SimDevice(readings={"Q-PAIR-DEALLOC": "collective"}), ptx, "pair", 64, grid=(2, 1, 1),
+                     block=(32, 1, 1))
+    np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
+    with pytest.raises(HazardError, match="peer-active"):
+        run_kernel(SimDevice(), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+
+
+def test_cta_pair_columns_touched_after_the_peers_dealloc():
+    """Rank 1 loads its own columns after rank 0's tcgen05.dealloc.cta_group::2 (ordered after it by a
+    cluster barrier): that dealloc may have freed them (rule peer-dealloc, conservative, §9.7.16.7.1)."""
+    dealloc = "    tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 32;\n"
+    late = ("    .reg .pred %q<2>;\n    mov.u32 %r6, %cluster_ctarank;\n    setp.ne.u32 %q0, %r6, 0;\n"
+            "    @!%q0 tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 32;\n"
+            "    tcgen05.fence::before_thread_sync;\n    barrier.cluster.arrive.release.aligned;\n"
+            "    barrier.cluster.wait.acquire.aligned;\n    tcgen05.fence::after_thread_sync;\n"
+            "    @%q0 tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r7}, [%r2];\n    tcgen05.wait::ld.sync.aligned;\n"
+            "    @%q0 tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, 32;\n")
+    assert dealloc in PAIR
+    exc = expect_hazard(PAIR.replace(dealloc, late), "pair", "peer-dealloc", "tcgen05.dealloc", "tcgen05.ld",
+                        grid=(2, 1, 1), block=(32, 1, 1))
+    assert "CTA 1" in exc.threads, str(exc)

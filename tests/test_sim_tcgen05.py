@@ -119,8 +119,11 @@ PIPE = HEAD100 + r"""
     tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [taddr], 32;
     ld.shared.u32 %r2, [taddr];
     setp.ne.u32 %p1, %r1, 0;
-    @%p1 bra WAIT0;
+    @%p1 bra INITED;
     mbarrier.init.shared::cta.b64 [bar], 1;
+INITED:
+    bar.sync 0;                                 // orders the init before the others' try_wait (§9.7.13.15.9)
+    @%p1 bra WAIT0;
     tcgen05.testop.cta_group::1 %r2, 1234;
     tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];
 WAIT0:

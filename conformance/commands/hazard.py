@@ -8,7 +8,9 @@ whole ``mbarrier.try_wait`` loops -- and runs that kernel's passing cases until 
 hazard, a mismatch, a timeout or a crash (the deletion is *caught*). Prints each deletion as it
 is scored, the survivors again at the end (each with its reason when provably redundant), and
 ``caught X/Y`` as the last line, where Y counts every deletion but the provably redundant
-survivors. ``-j N`` splits the kernels over N processes. Exit code 0 (a score is a measurement,
+survivors. ``-j N`` splits the kernels over N processes. ``--save FILE`` writes the result as
+JSON; ``--rescore FILE`` carries over the deletions a saved run caught (same kernel text) and
+scores only the rest -- for work on the checker, which only adds catches. Exit code 0 (a score is a measurement,
 not a verdict), 2 for bad input, pytest's collection error code when collection fails.
 """
 
@@ -37,6 +39,10 @@ def register(subparsers) -> None:
     parser.add_argument("--run-redundant", action="store_true",
                         help="also run the deletions the redundancy analysis proves redundant")
     parser.add_argument("--quiet", action="store_true", help="print only the survivors and the score")
+    parser.add_argument("--save", metavar="FILE", help="write the result as JSON (for --rescore)")
+    parser.add_argument("--rescore", metavar="FILE", action="append",
+                        help="carry over the deletions a saved result caught (same kernel PTX); score the rest "
+                             "(repeat for results saved in parts)")
     parser.add_argument("--shard", help=argparse.SUPPRESS)           # set by -j for its workers: I/N of the kernels
     parser.add_argument("--json-out", help=argparse.SUPPRESS)        # worker result file
     parser.set_defaults(func=handle)
@@ -61,6 +67,8 @@ def _worker_argv(args, tests: str, shard: str, out: Path) -> list[str]:
         argv += ["-k", args.keyword]
     if args.run_redundant:
         argv.append("--run-redundant")
+    for path in args.rescore or ():
+        argv += ["--rescore", str(Path(path).resolve())]
     return argv
 
 
@@ -82,6 +90,9 @@ def report(result, out=print) -> None:
         first = result.baseline_other[0]
         out(f"note: {len(result.baseline_other)} case(s) do not pass unchanged and are left out "
             f"(first: {first[0]}: {first[1]})")
+    if result.carried:
+        unverified = f", {result.unverified} of them saved without a kernel hash" if result.unverified else ""
+        out(f"rescore: {result.carried} caught deletion(s) carried over from the saved result, not run{unverified}")
     out(f"baseline: {result.baseline_pass} case(s) of {result.kernels} kernel(s) pass unchanged; "
         f"{len(result.deletions)} deletion(s), {redundant} provably redundant survivor(s) not scored")
     out(f"caught {result.caught}/{result.scored}")
@@ -96,6 +107,14 @@ def handle(args) -> int:
     if args.jobs < 1:
         raise CliError(f"-j expects a positive number of processes, but got {args.jobs}")
     shard = _shard(args.shard)
+    prior = None
+    if args.rescore:
+        from conformance.harness.hazard_score import Prior
+
+        try:
+            prior = Prior.load(args.rescore)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
     if args.jobs > 1 and not args.shard:
         from conformance.commands.workers import run_workers
 
@@ -107,6 +126,7 @@ def handle(args) -> int:
         for r in results:
             merged.merge(HazardResult.from_json(r))
         report(merged)
+        _save(args.save, merged)
         return 0
     pytest_args = [tests, "-p", "conformance.plugin", "-p", "no:cacheprovider", "-p", "no:warnings", "-qq", "--no-header", "--tb=native",
                    "--device", "sim", "--sim-hazards", "on", "--level", args.level, "-m", args.marker, "-p", "no:randomly"]
@@ -117,7 +137,7 @@ def handle(args) -> int:
         if not args.quiet:
             print(text, flush=True)
 
-    code, result = hazard_score(pytest_args, progress, shard, args.run_redundant)
+    code, result = hazard_score(pytest_args, progress, shard, args.run_redundant, prior)
     if code not in (0, 1, 5):
         print(f"pytest exited with {code} (collection or usage error)", file=sys.stderr)
         return code
@@ -125,4 +145,11 @@ def handle(args) -> int:
         Path(args.json_out).write_text(json.dumps(result.to_json()))
         return 0
     report(result)
+    _save(args.save, result)
     return 0
+
+
+def _save(path: str | None, result) -> None:
+    if path:
+        Path(path).write_text(json.dumps(result.to_json()))
+        print(f"saved: {path}")

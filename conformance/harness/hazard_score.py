@@ -19,6 +19,13 @@ on, the simulator's default); :class:`HazardScorePlugin` then takes over the run
    never launched (a ``hazard_kernel`` item checked some other way), the deletion's cases run once
    more with the site replaced by ``trap;`` instead: when none traps, the site is not reached.
 
+``--rescore PATH`` (:class:`Prior`) takes the result a run saved (``--save``): a deletion it caught
+keeps that verdict without running, when its kernel's PTX is the same (the saved SHA-256 of the
+kernel text; a record saved without one is trusted and counted in ``unverified``); everything
+else is scored anew, and a kernel all of whose deletions are carried over is not even run
+unchanged. This is for work on the checker or the redundancy analyses, which only add catches:
+a checker that became more permissive needs a full run.
+
 Cases run cheapest first (by their baseline duration), except that the case that caught the
 previous deletion of the kernel runs first. Failures are reported with ``--tb=native`` (pytest's
 own traceback rendering costs more than the launch).
@@ -29,8 +36,11 @@ Cases run through pytest's own test protocol and the mutation score's run loop
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields
 from functools import partial
+from pathlib import Path
 
 import pytest
 
@@ -61,6 +71,8 @@ class Deletion:
     redundant: str | None = None    # the analysis' reason, when provably redundant
     ran: int = 0                    # cases run with the site deleted
     reached: bool | None = None     # survivors: whether some case executes the site (trap probe)
+    ptx_sha: str = ""               # SHA-256 of the kernel's PTX (``--rescore`` compares it)
+    carried: bool = False           # verdict carried over from an earlier run (``--rescore``)
 
     @property
     def scored(self) -> bool:
@@ -75,16 +87,18 @@ class HazardResult:
     baseline_other: list[tuple[str, str]] = field(default_factory=list)
     kernels: int = 0
     unscored_kernels: list[str] = field(default_factory=list)    # kernels none of whose cases pass
+    unverified: int = 0             # carried-over verdicts saved without a kernel hash (``--rescore``)
 
     def to_json(self) -> dict:
         return {"deletions": [asdict(d) for d in self.deletions], "baseline_pass": self.baseline_pass,
                 "baseline_other": self.baseline_other, "kernels": self.kernels,
-                "unscored_kernels": self.unscored_kernels}
+                "unscored_kernels": self.unscored_kernels, "unverified": self.unverified}
 
     @classmethod
     def from_json(cls, data: dict) -> HazardResult:
         return cls([Deletion(**d) for d in data["deletions"]], data["baseline_pass"],
-                   [tuple(o) for o in data["baseline_other"]], data["kernels"], data["unscored_kernels"])
+                   [tuple(o) for o in data["baseline_other"]], data["kernels"], data["unscored_kernels"],
+                   data.get("unverified", 0))
 
     def merge(self, other: HazardResult) -> None:
         self.deletions += other.deletions
@@ -92,6 +106,7 @@ class HazardResult:
         self.baseline_other += other.baseline_other
         self.kernels += other.kernels
         self.unscored_kernels += other.unscored_kernels
+        self.unverified += other.unverified
 
     @property
     def caught(self) -> int:
@@ -101,12 +116,68 @@ class HazardResult:
     def scored(self) -> int:
         return sum(d.scored for d in self.deletions)
 
+    @property
+    def carried(self) -> int:
+        return sum(d.carried for d in self.deletions)
+
 
 @dataclass(frozen=True)
 class KernelUnderTest:
     name: str
     instruction: str
     ptx: str
+
+    @property
+    def sha(self) -> str:
+        return hashlib.sha256(self.ptx.encode()).hexdigest()
+
+
+@dataclass
+class Prior:
+    """The deletions an earlier run caught (``--rescore``), by ``(kernel, site key)``."""
+
+    path: str
+    caught: dict[tuple[str, str], dict]
+
+    @classmethod
+    def load(cls, paths) -> Prior:
+        """Read saved results (a path or several, e.g. one per ``-j`` shard); ValueError naming the
+        file and what is wrong with it."""
+        paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
+        caught: dict[tuple[str, str], dict] = {}
+        for path in paths:
+            caught.update(cls._caught(path))
+        return cls(", ".join(str(p) for p in paths), caught)
+
+    @staticmethod
+    def _caught(path) -> dict[tuple[str, str], dict]:
+        try:
+            data = json.loads(Path(path).read_text())
+            records = data["deletions"]
+            known = {f.name for f in fields(Deletion)}
+            caught = {}
+            for r in records:
+                if not isinstance(r, dict) or not {"kernel", "key", "caught_by"} <= set(r) or set(r) - known:
+                    raise ValueError(f"a deletion record with the fields of Deletion, but got {str(r)[:120]}")
+                if r["caught_by"]:
+                    caught[(r["kernel"], r["key"])] = r
+        except OSError as exc:
+            raise ValueError(f"--rescore expects a readable hazard-score result (--save), but got {path!r}: "
+                             f"{exc.strerror}") from None
+        except (KeyError, TypeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"--rescore expects a hazard-score result file (--save), but {path!r} is not one "
+                             f"({type(exc).__name__}: {exc})") from None
+        except ValueError as exc:
+            raise ValueError(f"--rescore expects a hazard-score result file (--save), but {path!r} has {exc}") from None
+        return caught
+
+    def carried(self, kernel: KernelUnderTest, key: str) -> Deletion | None:
+        """The earlier verdict for deleting ``key`` from ``kernel``, if caught there and the kernel
+        is the same."""
+        r = self.caught.get((kernel.name, key))
+        if r is None or (r.get("ptx_sha") and r["ptx_sha"] != kernel.sha):
+            return None
+        return Deletion(**{**r, "ptx_sha": r.get("ptx_sha") or "", "carried": True})
 
 
 def kernel_of(item) -> KernelUnderTest | None:
@@ -146,10 +217,12 @@ def failure_kind(reports) -> str:
 class HazardScorePlugin:
     """Replaces pytest's run loop with the baseline + one pass per deleted site (module docstring)."""
 
-    def __init__(self, progress=None, shard: tuple[int, int] = (1, 1), run_redundant: bool = False) -> None:
+    def __init__(self, progress=None, shard: tuple[int, int] = (1, 1), run_redundant: bool = False,
+                 prior: Prior | None = None) -> None:
         self.progress = progress or (lambda line: None)
         self.shard = shard
         self.run_redundant = run_redundant
+        self.prior = prior
         self.result = HazardResult()
         self.executed: dict[str, set[int]] = {}     # kernel -> 1-based PTX lines its passing cases executed
 
@@ -166,10 +239,12 @@ class HazardScorePlugin:
     def pytest_runtestloop(self, session):
         check_collection(session)
         kernels = self._kernels(session.items)
+        self.result.kernels = len(kernels)
+        if self.prior is not None:
+            kernels = [k for k in kernels if not self._carry_all(*k)]
         items = [it for _, its in kernels for it in its]
         cost = self._baseline(items)
         self.result.baseline_pass = len(cost)
-        self.result.kernels = len(kernels)
         for kernel, its in kernels:
             mine = sorted((it for it in its if id(it) in cost), key=lambda it: cost[id(it)])
             if not mine:
@@ -178,6 +253,23 @@ class HazardScorePlugin:
             self.progress(f"kernel {kernel.name}: {kernel.instruction[:100]} ({len(mine)} passing case(s))")
             self._score_kernel(session, kernel, mine)
         return True
+
+    def _carry_all(self, kernel: KernelUnderTest, items) -> bool:
+        """Under ``--rescore``: when the earlier run caught every deletion of ``kernel``, record
+        them as carried over and say so (the kernel need not run at all)."""
+        sites = sync_sites(kernel.ptx)
+        carried = [self.prior.carried(kernel, site.key) for site in sites]
+        if not sites or any(d is None for d in carried):
+            return False
+        for d in carried:
+            self._carry(d, kernel)
+        return True
+
+    def _carry(self, d: Deletion, kernel: KernelUnderTest) -> None:
+        self.result.unverified += not d.ptx_sha            # saved without a hash: trusted, not compared
+        d.ptx_sha = kernel.sha
+        self.result.deletions.append(d)
+        self.progress(line(d))
 
     def _baseline(self, items) -> dict[int, float]:
         """Run every item once unchanged, recording the PTX lines its launches execute: ``{id(item):
@@ -207,9 +299,14 @@ class HazardScorePlugin:
 
     def _score_kernel(self, session, kernel: KernelUnderTest, cases: list) -> None:
         text = kernel.ptx.split("\n")
+        sha = kernel.sha
         for site in sync_sites(kernel.ptx):
+            carried = self.prior.carried(kernel, site.key) if self.prior is not None else None
+            if carried is not None:
+                self._carry(carried, kernel)
+                continue
             d = Deletion(kernel.name, kernel.instruction, site.key, site.describe(text),
-                         redundant=redundancy(kernel.ptx, site))
+                         redundant=redundancy(kernel.ptx, site), ptx_sha=sha)
             if d.redundant is None or self.run_redundant:
                 with edit_sources({kernel.name: partial(delete_site, key=site.key)}):
                     found = first_failure(session, cases, around=lambda it: restrict_batches([it]))
@@ -225,7 +322,7 @@ class HazardScorePlugin:
 
 def line(d: Deletion) -> str:
     if d.caught_by:
-        return f"caught   {d.kernel} {d.key}  by {d.caught_by} ({d.how})"
+        return f"caught   {d.kernel} {d.key}  by {d.caught_by} ({d.how}{', carried over' if d.carried else ''})"
     if d.redundant:
         return f"survived {d.kernel} {d.where}  -- redundant: {d.redundant}"
     if d.reached is False:
@@ -234,8 +331,8 @@ def line(d: Deletion) -> str:
 
 
 def hazard_score(pytest_args: list[str], progress=None, shard=(1, 1),
-                 run_redundant: bool = False) -> tuple[int, HazardResult]:
+                 run_redundant: bool = False, prior: Prior | None = None) -> tuple[int, HazardResult]:
     """Run the session; (pytest exit code, result)."""
-    plugin = HazardScorePlugin(progress, shard, run_redundant)
+    plugin = HazardScorePlugin(progress, shard, run_redundant, prior)
     code = pytest.main(pytest_args, plugins=[plugin])
     return int(code), plugin.result

@@ -41,8 +41,9 @@ ROLE = {"WaitMbarrier": "completion", "StageSmem": "bulk copy"}
 
 #: (pattern, site key) -> why removing it is no hazard in that kernel
 NOT_A_HAZARD: dict[tuple[str, str], str] = {
-    **{(p, "Raw.tcgen05.wait::ld.0"): "warp 1 reads %v0 only after the read-back's own tcgen05.ld/wait::ld, which "
-       "waits for every earlier tcgen05.ld of the thread" for p in ("non_pipelined_different_thread.mma_ld",
+    **{(p, "Raw.tcgen05.wait::ld.0"): "warp 1 only reads %v0 afterwards (a true register dependency, "
+       "respected without tcgen05.wait::ld, §9.7.16.6.4.5) and writes no Tensor Memory; the read-back's own "
+       "wait::ld completes the load before the deallocation" for p in ("non_pipelined_different_thread.mma_ld",
                                                                     "non_pipelined_different_thread.composed")},
     ("non_pipelined_different_thread.composed", "Raw.tcgen05.fence::after_thread_sync.0"):
         "thread 0 issues no tcgen05 operation after it; the chain commit -> try_wait -> arrive -> try_wait orders the "

@@ -87,11 +87,14 @@ def ld_kernel(instruction: str, nregs: int, red: bool = False) -> KernelSpec:
 
 def st_kernel(instruction: str, nregs: int) -> KernelSpec:
     """Load registers, (preload TMEM: the record's preload slots, empty but for the probe of spec
-    question Q-UNPACK-UPPER), run the store under test in all 4 warps, wait::st, read TMEM back."""
+    question Q-UNPACK-UPPER), run the store under test in all 4 warps, wait::st, read TMEM back.
+
+    Each warp stores to and reads back only its own lane quarter (§9.7.16.8.1), so its ``wait::st``
+    orders its stores before its read-back (§9.7.16.6.4.2): no thread synchronization between."""
     regs = _vec(nregs)
     steps = [_TA, LoadRegs(regs), Alloc(512), Preload(),
              Warps(_WARP_TADDR + (instruction, "tcgen05.wait::st.sync.aligned;"), ops=("st", "wait::st"))]
-    steps += [Raw(tuple(thread_sync_lines())), Readback(), Dealloc(512)]
+    steps += [Readback(), Dealloc(512)]
     return _kernel("st", instruction, steps, features=("tcgen05.st",))
 
 
@@ -126,7 +129,12 @@ def alloc_spellings(cta_group: int, ncols: int, shared_cta: bool) -> dict[str, s
 
 def alloc_kernel(op: str, cta_group: int, ncols: int, shared_cta: bool) -> KernelSpec:
     """Warp 0 of each CTA allocates ``ncols``, relinquishes, writes the TMEM address to out[0]
-    (thread 0), deallocates. ``op`` names which of the three is the instruction under test."""
+    (thread 0), deallocates. ``op`` names which of the three is the instruction under test.
+
+    The fence pattern after the allocation orders it before every thread's load of the address
+    (§9.7.16.6.4.4); none is needed before the deallocation: no tcgen05 operation touches the
+    columns, and warp 0 itself deallocates. The prologue already synchronizes a pair's CTAs before
+    the allocation."""
     sp = alloc_spellings(cta_group, ncols, shared_cta)
     body = Raw((
         "mov.u32 %slot32, tc_slot;",
@@ -142,7 +150,6 @@ def alloc_kernel(op: str, cta_group: int, ncols: int, shared_cta: bool) -> Kerne
         "setp.eq.u32 %p3, %tix, 0;",
         "@%p3 st.global.u32 [%out], %tbase;",
         "mov.u32 %stage, 3;",
-        *thread_sync_lines(),
         "setp.ne.u32 %p3, %wid, 0;",
         "@%p3 bra $L_dealloc_skip;",
         sp["dealloc"],
@@ -151,8 +158,7 @@ def alloc_kernel(op: str, cta_group: int, ncols: int, shared_cta: bool) -> Kerne
     ), regs=(("slot32", ".b32"), ("slot64", ".b64")),
         ops=(TmemOp("alloc", cta_group, ncols, "warp 0"), TmemOp("relinquish_alloc_permit", cta_group, None, "warp 0"),
              TmemOp("dealloc", cta_group, ncols, "warp 0")))
-    steps = ([Raw(("barrier.cluster.arrive.release.aligned;", "barrier.cluster.wait.acquire.aligned;"))] if cta_group == 2 else [])
-    steps += [body] + ([Raw(("barrier.cluster.arrive.release.aligned;", "barrier.cluster.wait.acquire.aligned;"))] if cta_group == 2 else [])
+    steps = [body] + ([Raw(("barrier.cluster.arrive.release.aligned;", "barrier.cluster.wait.acquire.aligned;"))] if cta_group == 2 else [])
     return _kernel("alloc", sp[op], steps, cta_group=cta_group, features=("tcgen05.alloc",))
 
 

@@ -178,6 +178,46 @@ def _warp_lane_offset() -> list[str]:
     return ["and.b32 %r6, %wid, 3;", "shl.b32 %r6, %r6, 21;"]    # (32*w) << 16
 
 
+def _advance(ta: str, ptr: str, col: str, n: int) -> list[str]:
+    return [f"add.u32 {ta}, {ta}, {n};", f"add.s64 {ptr}, {ptr}, {4 * n};", f"add.u32 {col}, {col}, {n};"]
+
+
+def _preload_columns(ctx: Ctx, kind: str, vec: list[str], col: str, ta: str, ptr: str, next_slot: str) -> list[str]:
+    """16 columns per tcgen05.st (.32x32b.x16) while 16 are left, then one per .x1 (the tail); the
+    stores need no wait inside the loop (one ``wait::st`` follows the whole preload)."""
+    chunk, tail = ctx.label(f"{kind}_chunk"), ctx.label(f"{kind}_col")
+    regs = "{" + ", ".join(vec) + "}"
+    lines = [f"{chunk}:", f"add.u32 %r12, {col}, {CHUNK};", "setp.gt.u32 %p1, %r12, %r8;", f"@%p1 bra {tail};"]
+    lines += [f"ld.global.u32 {v}, [{ptr}+{4 * i}];" for i, v in enumerate(vec)]
+    lines += [f"tcgen05.st.sync.aligned.32x32b.x{CHUNK}.b32 [{ta}], {regs};", *_advance(ta, ptr, col, CHUNK),
+              f"bra.uni {chunk};"]
+    lines += [f"{tail}:", f"setp.ge.u32 %p1, {col}, %r8;", f"@%p1 bra {next_slot};", f"ld.global.u32 %r11, [{ptr}];",
+              f"tcgen05.st.sync.aligned.32x32b.x1.b32 [{ta}], {{%r11}};", *_advance(ta, ptr, col, 1),
+              f"bra.uni {tail};"]
+    return lines
+
+
+def _readback_columns(ctx: Ctx, kind: str, vec: list[str], col: str, ta: str, ptr: str, next_slot: str) -> list[str]:
+    """One loop over the columns: a ``.32x32b.x16`` load while 16 columns are left, else a ``.x1``
+    load (the tail), then ONE ``tcgen05.wait::ld`` shared by both loads, then the stores of the
+    load taken. Every read-back thus executes the same wait site, whatever the region widths (the
+    hazard score deletes it once and every case runs the deletion). %p2: the x16 path; the branch
+    conditions depend only on the record, so the warp stays converged for the ``.sync.aligned``
+    loads and the wait (§9.7.16.8.3)."""
+    loop, tail, loaded, stores1 = (ctx.label(f"{kind}_chunk"), ctx.label(f"{kind}_x1"), ctx.label(f"{kind}_loaded"),
+                                   ctx.label(f"{kind}_st1"))
+    regs = "{" + ", ".join(vec) + "}"
+    lines = [f"{loop}:", f"setp.ge.u32 %p1, {col}, %r8;", f"@%p1 bra {next_slot};",
+             f"add.u32 %r12, {col}, {CHUNK};", "setp.le.u32 %p2, %r12, %r8;", f"@!%p2 bra {tail};",
+             f"tcgen05.ld.sync.aligned.32x32b.x{CHUNK}.b32 {regs}, [{ta}];", f"bra.uni {loaded};",
+             f"{tail}:", f"tcgen05.ld.sync.aligned.32x32b.x1.b32 {{{vec[0]}}}, [{ta}];",
+             f"{loaded}:", "tcgen05.wait::ld.sync.aligned;", f"@!%p2 bra {stores1};"]
+    lines += [f"st.global.u32 [{ptr}+{4 * i}], {v};" for i, v in enumerate(vec)]
+    lines += [*_advance(ta, ptr, col, CHUNK), f"bra.uni {loop};"]
+    lines += [f"{stores1}:", f"st.global.u32 [{ptr}], {vec[0]};", *_advance(ta, ptr, col, 1), f"bra.uni {loop};"]
+    return lines
+
+
 def _region_loop(ctx: Ctx, kind: str) -> list[str]:
     """Loop over the record's TMEM regions (preload: st from in; readback: ld to out).
 
@@ -192,8 +232,7 @@ def _region_loop(ctx: Ctx, kind: str) -> list[str]:
     ctx.reg(f"{kind}_ptr", ".b64")
     ptr = f"%{kind}_ptr"
     stride, count = (12, R.PRELOAD_SLOTS) if preload else (8, R.READBACK_SLOTS)
-    slots, next_slot, loop, done = ctx.label(kind), ctx.label(f"{kind}_next"), ctx.label(f"{kind}_col"), ctx.label(f"{kind}_done")
-    chunk = ctx.label(f"{kind}_chunk")
+    slots, next_slot, done = ctx.label(kind), ctx.label(f"{kind}_next"), ctx.label(f"{kind}_done")
     lines = _warp_lane_offset() + [
         f"mov.u32 {slot}, 0;",
         f"{slots}:",
@@ -213,38 +252,42 @@ def _region_loop(ctx: Ctx, kind: str) -> list[str]:
                   f"add.s64 {ptr}, {ptr}, %rd2;", f"add.s64 {ptr}, %in, {ptr};"]
     else:
         lines += [f"add.s64 {ptr}, {ptr}, %outoff;", f"add.s64 {ptr}, %out, {ptr};"]
-    # 16 columns per tcgen05.ld/st (.32x32b.x16) while 16 are left, then one per .x1 (the tail)
     vec = [ctx.reg(f"{kind}_v{i}") for i in range(CHUNK)]
-    regs = "{" + ", ".join(vec) + "}"
-    lines += [f"mov.u32 {col}, 0;", f"{chunk}:", f"add.u32 %r12, {col}, {CHUNK};", "setp.gt.u32 %p1, %r12, %r8;",
-              f"@%p1 bra {loop};"]
-    if preload:
-        lines += [f"ld.global.u32 {v}, [{ptr}+{4 * i}];" for i, v in enumerate(vec)]
-        lines += [f"tcgen05.st.sync.aligned.32x32b.x{CHUNK}.b32 [{ta}], {regs};"]
-    else:
-        lines += [f"tcgen05.ld.sync.aligned.32x32b.x{CHUNK}.b32 {regs}, [{ta}];", "tcgen05.wait::ld.sync.aligned;"]
-        lines += [f"st.global.u32 [{ptr}+{4 * i}], {v};" for i, v in enumerate(vec)]
-    lines += [f"add.u32 {ta}, {ta}, {CHUNK};", f"add.s64 {ptr}, {ptr}, {4 * CHUNK};", f"mov.u32 {col}, %r12;",
-              f"bra.uni {chunk};"]
-    lines += [f"{loop}:", f"setp.ge.u32 %p1, {col}, %r8;", f"@%p1 bra {next_slot};"]
-    if preload:
-        lines += [f"ld.global.u32 %r11, [{ptr}];", f"tcgen05.st.sync.aligned.32x32b.x1.b32 [{ta}], {{%r11}};"]
-    else:
-        lines += [f"tcgen05.ld.sync.aligned.32x32b.x1.b32 {{%r11}}, [{ta}];", "tcgen05.wait::ld.sync.aligned;",
-                  f"st.global.u32 [{ptr}], %r11;"]
-    lines += [f"add.u32 {ta}, {ta}, 1;", f"add.s64 {ptr}, {ptr}, 4;", f"add.u32 {col}, {col}, 1;",
-              f"bra.uni {loop};", f"{next_slot}:"]
+    lines += [f"mov.u32 {col}, 0;"]
+    lines += (_preload_columns if preload else _readback_columns)(ctx, kind, vec, col, ta, ptr, next_slot)
+    lines += [f"{next_slot}:"]
     if not preload:
         lines += [f"mul.wide.u32 %rd2, %r8, {4 * 128};", "add.s64 %outoff, %outoff, %rd2;"]
     return lines + [f"add.u32 {slot}, {slot}, 1;", f"bra.uni {slots};", f"{done}:"]
 
 
+#: tcgen05 operations that one thread issues over the lanes of every warp (and, for a pair, of both
+#: CTAs): they read or overwrite cells that other warps' ``tcgen05.st`` wrote
+ALL_LANE_OPS = frozenset({"mma", "cp", "shift"})
+
+
+def later_all_lane_op(ctx: Ctx, step) -> bool:
+    """Whether a step after ``step`` in the kernel issues one of ALL_LANE_OPS."""
+    steps = ctx.spec.steps
+    later = steps[next(i for i, s in enumerate(steps) if s is step) + 1:]
+    return any(op.op in ALL_LANE_OPS for s in later for op in s.tmem_ops(ctx))
+
+
 @dataclass(frozen=True)
 class Preload:
-    """Fill up to PRELOAD_SLOTS TMEM regions from the in block with tcgen05.st.32x32b.x16 / .x1 (all 4 warps)."""
+    """Fill up to PRELOAD_SLOTS TMEM regions from the in block with tcgen05.st.32x32b.x16 / .x1 (all 4 warps),
+    then ``tcgen05.wait::st``.
+
+    Each warp stores only its own lane quarter (§9.7.16.8.1), and its own later ``tcgen05.ld`` /
+    ``.st`` of those lanes are ordered after the stores by its ``wait::st`` (§9.7.16.6.4.2). The
+    thread synchronization (fence::before_thread_sync, bar.sync / cluster barrier,
+    fence::after_thread_sync, §9.7.16.6.4.4) follows only when a later step issues an MMA, ``cp`` or
+    ``shift`` (one thread over every warp's lanes). The deallocation step has its own.
+    """
 
     def render(self, ctx: Ctx) -> list[str]:
-        return _region_loop(ctx, "preload") + ["tcgen05.wait::st.sync.aligned;"] + thread_sync(ctx) + [_stage(4)]
+        sync = thread_sync(ctx) if later_all_lane_op(ctx, self) else []
+        return _region_loop(ctx, "preload") + ["tcgen05.wait::st.sync.aligned;"] + sync + [_stage(4)]
 
     def tmem_ops(self, ctx: Ctx) -> tuple:
         return (TmemOp("st", None, None, "all warps"), TmemOp("wait::st", None, None, "all warps"))
@@ -303,6 +346,12 @@ class WaitMbarrier:
 
     ``issuer_only``: only the issuing CTA of a pair waits (its commit signals only its own
     mbarrier); the pair then meets at a cluster barrier between tcgen05 fences (§9.7.16.6.3).
+    Otherwise every thread of each CTA waits on its own CTA's mbarrier (a pair's commit is
+    multicast to both), and the wait followed by ``tcgen05.fence::after_thread_sync`` is the whole
+    pattern before its ``tcgen05.ld`` (§9.7.16.6.4.4 example 2). CUTLASS's 2-SM pipeline does the
+    same: ``PipelineUmmaAsync::producer_commit`` (include/cutlass/pipeline/sm100_pipeline.hpp)
+    signals the full barrier of both CTAs with ``umma_arrive_multicast_2x1SM``, and each CTA's
+    epilogue waits on its own.
     """
 
     issuer_only: bool = False
@@ -325,7 +374,7 @@ class WaitMbarrier:
             f"{done}:",
             "tcgen05.fence::after_thread_sync;",
         ]
-        if ctx.spec.cluster > 1:
+        if self.issuer_only and ctx.spec.cluster > 1:
             lines += thread_sync(ctx)
         return lines + [_stage(6)]
 

@@ -3,7 +3,8 @@
 //
 // A cluster of 2 CTAs x 128 threads computes C[M,N] = A[M,K] B[N,K]^T (K-major A and B).  CuTe's
 // 2x1SM atom (ThrID = 2) splits A's M and B's N over the pair: each CTA copies its halves into its
-// shared memory (same offsets in both), both allocate TMEM with tcgen05.alloc.cta_group::2, the pair
+// shared memory (same offsets in both), both allocate TMEM with tcgen05.alloc.cta_group::2 after a
+// cluster barrier (the peer is launched; another after the dealloc keeps each CTA alive for its peer), the pair
 // synchronises (barrier.cluster), CTA 0 issues the MMAs and umma_arrive_multicast_2x1SM signals both
 // CTAs' mbarriers; each CTA reads its M/2 rows of the accumulator with a TMEM load atom.
 
@@ -36,6 +37,7 @@ CUTE_DEVICE void gemm_2sm(void const* pa, void const* pb, void* pc) {
   for (int i = threadIdx.x; i < size(tCsB); i += blockDim.x) tCsB(i) = tCgB(i);
 
   int warp = threadIdx.x / 32;
+  cute::cluster_sync();        // the peer CTA is launched before the pair's collective alloc (§9.7.16.7.1)
   if (warp == 0) {
     TMEM::Allocator2Sm().allocate(512, &tmem_base);
     TMEM::Allocator2Sm().release_allocation_lock();
@@ -81,6 +83,7 @@ CUTE_DEVICE void gemm_2sm(void const* pa, void const* pb, void* pc) {
   store_accumulator<typename Cfg::Load, TC>(tCtAcc, tCgC);
   cute::cluster_sync();
   if (warp == 0) TMEM::Allocator2Sm().free(tmem_base, 512);
+  cute::cluster_sync();        // each CTA stays active until its peer has issued its dealloc (§9.7.16.5)
 }
 
 }  // namespace cts

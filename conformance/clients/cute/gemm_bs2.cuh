@@ -47,6 +47,7 @@ CUTE_DEVICE void gemm_bs2(void const* pa, void const* pb, void const* psa, void 
   }
 
   int warp = threadIdx.x / 32;
+  cute::cluster_sync();        // the peer CTA is launched before the pair's collective alloc (§9.7.16.7.1)
   if (warp == 0) {
     TMEM::Allocator2Sm().allocate(512, &tmem_base);
     TMEM::Allocator2Sm().release_allocation_lock();
@@ -81,6 +82,7 @@ CUTE_DEVICE void gemm_bs2(void const* pa, void const* pb, void const* psa, void 
   store_accumulator<typename Cfg::Load, float>(tCtAcc, tCgC);
   cute::cluster_sync();
   if (warp == 0) TMEM::Allocator2Sm().free(tmem_base, 512);
+  cute::cluster_sync();        // each CTA stays active until its peer has issued its dealloc (§9.7.16.5)
 }
 
 }  // namespace cts
