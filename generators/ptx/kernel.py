@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from generators.ptx import record as R
 from generators.ptx.sync_sites import delete_site
@@ -58,9 +59,10 @@ class KernelSpec:
     #: broken forms of the synchronization patterns (negative execution cases, issue 14)
     without: str = field(default="", repr=False)
 
-    @property
+    @cached_property
     def name(self) -> str:
-        """Stable entry name: family slug + hash of the spec."""
+        """Stable entry name: family slug + hash of the spec (computed once per spec: the
+        execution service indexes every collected case by it)."""
         ident = repr(self) + (f"without={self.without!r}" if self.without else "")
         digest = hashlib.sha256(ident.encode()).hexdigest()[:12]
         slug = "".join(c if c.isalnum() else "_" for c in self.family)
