@@ -78,10 +78,14 @@ def ld_inputs(case, rng, cells: np.ndarray | None = None) -> CaseInputs:
     return CaseInputs(rec, blocks.blocks(), LANES * nregs, logical, decisions)
 
 
-def st_inputs(case, rng, preloaded: bool = False) -> CaseInputs:
-    """tcgen05.st: registers from the in block, the touched columns read back (not preloaded, or with
-    ``preloaded`` random words: the probe of spec question Q-UNPACK-UPPER)."""
+def st_inputs(case, rng, preloaded: bool | None = None) -> CaseInputs:
+    """tcgen05.st: registers from the in block, the touched columns preloaded with random words and
+    read back, so the cells the fragment does not write (the other lanes of a 16-lane shape) must
+    keep them. ``.unpack::16b`` leaves its upper halves to spec question Q-UNPACK-UPPER: those cases
+    are not preloaded (only the written cells are compared), except in its probe (``preloaded=True``)."""
     p = case.params
+    if preloaded is None:
+        preloaded = not p.get("unpack")
     nregs = ldst_registers(p["shape"], p["num"], op="st")
     fmap = fragment_map(p["shape"], p["num"], pack=bool(p.get("unpack")), half_split=p["imm"], op="st")
     width = fmap.columns
