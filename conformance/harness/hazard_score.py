@@ -255,14 +255,22 @@ class HazardScorePlugin:
         return True
 
     def _carry_all(self, kernel: KernelUnderTest, items) -> bool:
-        """Under ``--rescore``: when the earlier run caught every deletion of ``kernel``, record
-        them as carried over and say so (the kernel need not run at all)."""
+        """Under ``--rescore``: when the earlier run caught every deletion of ``kernel`` that is not
+        provably redundant, record them (carried over) and say so: the kernel need not run at all."""
         sites = sync_sites(kernel.ptx)
         carried = [self.prior.carried(kernel, site.key) for site in sites]
-        if not sites or any(d is None for d in carried):
+        if not sites or any(d is None and (self.run_redundant or redundancy(kernel.ptx, site) is None)
+                            for d, site in zip(carried, sites, strict=True)):
             return False
-        for d in carried:
-            self._carry(d, kernel)
+        text = kernel.ptx.split("\n")
+        for d, site in zip(carried, sites, strict=True):
+            if d is not None:
+                self._carry(d, kernel)
+            else:                         # provably redundant: nothing to run
+                d = Deletion(kernel.name, kernel.instruction, site.key, site.describe(text),
+                             redundant=redundancy(kernel.ptx, site), ptx_sha=kernel.sha)
+                self.result.deletions.append(d)
+                self.progress(line(d))
         return True
 
     def _carry(self, d: Deletion, kernel: KernelUnderTest) -> None:

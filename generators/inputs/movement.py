@@ -78,14 +78,13 @@ def ld_inputs(case, rng, cells: np.ndarray | None = None) -> CaseInputs:
     return CaseInputs(rec, blocks.blocks(), LANES * nregs, logical, decisions)
 
 
-def st_inputs(case, rng, preloaded: bool | None = None) -> CaseInputs:
+def st_inputs(case, rng, preloaded: bool = True) -> CaseInputs:
     """tcgen05.st: registers from the in block, the touched columns preloaded with random words and
     read back, so the cells the fragment does not write (the other lanes of a 16-lane shape) must
-    keep them. ``.unpack::16b`` leaves its upper halves to spec question Q-UNPACK-UPPER: those cases
-    are not preloaded (only the written cells are compared), except in its probe (``preloaded=True``)."""
+    keep them. What ``.unpack::16b`` leaves in the upper halves is spec question Q-UNPACK-UPPER:
+    compared only once its reading was chosen (``reference.tmem_fragments.unpack_upper_compared``;
+    the question's probe uses these inputs). ``preloaded=False``: only the written cells are known."""
     p = case.params
-    if preloaded is None:
-        preloaded = not p.get("unpack")
     nregs = ldst_registers(p["shape"], p["num"], op="st")
     fmap = fragment_map(p["shape"], p["num"], pack=bool(p.get("unpack")), half_split=p["imm"], op="st")
     width = fmap.columns
