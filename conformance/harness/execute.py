@@ -113,6 +113,8 @@ def service(config, device) -> ExecutionService:
     services = config.stash.setdefault(_SERVICES, {})
     svc = services.get(id(device))
     if svc is None or svc.device is not device:
+        for key in [k for k, s in services.items() if s.device is not device][:-1]:
+            del services[key]        # a torn-down device's service (and its modules): keep one other at most
         svc = services[id(device)] = ExecutionService(config, device)
     return svc
 

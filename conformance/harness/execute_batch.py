@@ -32,6 +32,7 @@ from reference.targets import ptx_version
 
 MAX_BATCH = {"sim": 64, "cuda": 4096}
 KEEP_GROUPS = 8
+KEEP_MODULES = 16      # loaded kernels kept (cases of one kernel run together; a long run must not keep them all)
 _PLAN: set[int] | None = None      # id() of the items a batch may take along (restrict_batches)
 _EDITS: dict[str, Callable[[str], str]] = {}   # kernel name -> PTX edit (edit_sources)
 _EDIT_GENERATION = 0
@@ -226,6 +227,8 @@ class ExecutionService:
             for stale in [k for k in self.modules if len(k) == 3 and k[:2] == key[:2] and k != key]:
                 del self.modules[stale]
         if key not in self.modules:
+            while len(self.modules) >= KEEP_MODULES:
+                del self.modules[next(iter(self.modules))]
             ptx, cubin = self.source(case, target)
             if self.kind == "sim":
                 from ptxsim.errors import UnimplementedError
