@@ -39,7 +39,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 
 import pytest
@@ -127,7 +127,7 @@ class KernelUnderTest:
     instruction: str
     ptx: str
 
-    @property
+    @cached_property
     def sha(self) -> str:
         return hashlib.sha256(self.ptx.encode()).hexdigest()
 
@@ -241,7 +241,11 @@ class HazardScorePlugin:
         kernels = self._kernels(session.items)
         self.result.kernels = len(kernels)
         if self.prior is not None:
-            kernels = [k for k in kernels if not self._carry_all(*k)]
+            done = {k.name for k, _ in kernels if self._all_carried(k)}
+            for kernel, _ in kernels:          # nothing left to run: record the verdicts only
+                if kernel.name in done:
+                    self._score_kernel(session, kernel, [])
+            kernels = [(k, its) for k, its in kernels if k.name not in done]
         items = [it for _, its in kernels for it in its]
         cost = self._baseline(items)
         self.result.baseline_pass = len(cost)
@@ -254,24 +258,13 @@ class HazardScorePlugin:
             self._score_kernel(session, kernel, mine)
         return True
 
-    def _carry_all(self, kernel: KernelUnderTest, items) -> bool:
-        """Under ``--rescore``: when the earlier run caught every deletion of ``kernel`` that is not
-        provably redundant, record them (carried over) and say so: the kernel need not run at all."""
+    def _all_carried(self, kernel: KernelUnderTest) -> bool:
+        """Under ``--rescore``: whether the earlier run caught every deletion of ``kernel`` that is
+        not provably redundant (then the kernel need not run at all)."""
         sites = sync_sites(kernel.ptx)
-        carried = [self.prior.carried(kernel, site.key) for site in sites]
-        if not sites or any(d is None and (self.run_redundant or redundancy(kernel.ptx, site) is None)
-                            for d, site in zip(carried, sites, strict=True)):
-            return False
-        text = kernel.ptx.split("\n")
-        for d, site in zip(carried, sites, strict=True):
-            if d is not None:
-                self._carry(d, kernel)
-            else:                         # provably redundant: nothing to run
-                d = Deletion(kernel.name, kernel.instruction, site.key, site.describe(text),
-                             redundant=redundancy(kernel.ptx, site), ptx_sha=kernel.sha)
-                self.result.deletions.append(d)
-                self.progress(line(d))
-        return True
+        return bool(sites) and all(
+            self.prior.carried(kernel, site.key) is not None
+            or (not self.run_redundant and redundancy(kernel.ptx, site) is not None) for site in sites)
 
     def _carry(self, d: Deletion, kernel: KernelUnderTest) -> None:
         self.result.unverified += not d.ptx_sha            # saved without a hash: trusted, not compared
