@@ -158,7 +158,7 @@ def _st_preloaded(case: Case) -> CaseInputs:
     """Q-UNPACK-UPPER: the st case's inputs with the stored region preloaded with random words."""
     from generators.inputs.movement import st_inputs
 
-    return st_inputs(case, np.random.default_rng(seed_of(case.case_id)), preloaded=True)
+    return st_inputs(case, np.random.default_rng(seed_of(case.case_id)))
 
 
 def _signed_zeros(case: Case) -> CaseInputs:

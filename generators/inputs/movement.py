@@ -78,12 +78,12 @@ def ld_inputs(case, rng, cells: np.ndarray | None = None) -> CaseInputs:
     return CaseInputs(rec, blocks.blocks(), LANES * nregs, logical, decisions)
 
 
-def st_inputs(case, rng, preloaded: bool = True) -> CaseInputs:
+def st_inputs(case, rng) -> CaseInputs:
     """tcgen05.st: registers from the in block, the touched columns preloaded with random words and
     read back, so the cells the fragment does not write (the other lanes of a 16-lane shape) must
     keep them. What ``.unpack::16b`` leaves in the upper halves is spec question Q-UNPACK-UPPER:
     compared only once its reading was chosen (``reference.tmem_fragments.unpack_upper_compared``;
-    the question's probe uses these inputs). ``preloaded=False``: only the written cells are known."""
+    the question's probe uses these inputs)."""
     p = case.params
     nregs = ldst_registers(p["shape"], p["num"], op="st")
     fmap = fragment_map(p["shape"], p["num"], pack=bool(p.get("unpack")), half_split=p["imm"], op="st")
@@ -91,14 +91,12 @@ def st_inputs(case, rng, preloaded: bool = True) -> CaseInputs:
     _fits(p["column"], width, case.instruction.split(" ")[0])
     regs = V.random_words(rng, (LANES, nregs))
     blocks = InBlocks(1)
-    cells = V.random_words(rng, (LANES, width)) if preloaded else None
+    cells = V.random_words(rng, (LANES, width))
+    pre = Preloads(blocks)
+    pre.add(p["column"], [cells])
     rec = {"taddr": (p["lane_offset"] << 16) | p["column"], "regs_src": blocks.add(register_bytes(regs)),
-           "readback": [p["column"], width]}
-    if preloaded:
-        pre = Preloads(blocks)
-        pre.add(p["column"], [cells])
-        rec["preload"] = pre.record()
-    logical = {"regs": regs, "region": _region(p["column"], None if cells is None else cells[None], 1, width)}
+           "readback": [p["column"], width], "preload": pre.record()}
+    logical = {"regs": regs, "region": _region(p["column"], cells[None], 1, width)}
     return CaseInputs(rec, blocks.blocks(), LANES * width, logical)
 
 
