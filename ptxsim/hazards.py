@@ -82,7 +82,7 @@ class Hazards:
         self.clocks = Clocks(m)
         self.mbar: dict[int, list] = {}     # mbarrier word -> [acc vc, acc vt, done vc, done vt]
         self.mbar_inits: dict[int, tuple] = {}  # mbarrier word -> (initing threads, their epochs, line index)
-        self.bars: dict[tuple[int, int], list] = {}   # (barrier id, cta) -> [vc, vt] of arrivals
+        self.bars: dict[tuple[int, bool], list] = {}  # (barrier id, by cluster) -> per CTA (cluster) [vc, vt, any]
         # Tensor Memory shadow per (cta, lane quarter, column): see tmem_* methods
         shape = (m.ncta, 4, 512)
         self.t_writer = np.zeros(shape, dtype=np.int64)    # thread + 1 of the last completed write
@@ -104,18 +104,25 @@ class Hazards:
         #: flat shared byte of a tcgen05.alloc's address -> (warp's first thread, epoch, line, cta, columns)
         self.alloc_slots: dict[int, tuple[int, int, int, int, range]] = {}
         self.ld_records: list[tuple] = []                  # (warps, cta, quarter, col lo, col hi, index)
-        self.t_st_cell = None                              # (cta, lane, column): an unwaited tcgen05.st writes it
+        #: tcgen05.st not yet waited for: its cells, its line and which of its warps have not waited
+        self.st_records: list[tuple[_WarpCells, int, np.ndarray]] = []
+        self.any_st_pending = False                        # t_st_pending has a nonzero entry
+        self._cells_memo: _WarpCells | None = None
         # shared memory shadow per 16-byte granule
         g = m.smem.size // 16 + 1
         self.g_writer = np.zeros(g, dtype=np.int64)        # thread + 1 of the last generic-proxy write
-        self.g_fenced = np.zeros(g, dtype=np.int32)        # epoch of the writer's fence.proxy.async (0: none)
+        self.g_pfc = np.zeros(g, dtype=np.int32)           # the writer's proxy-fence count at the write
+        # fence.proxy.async per thread: the k-th fence (counting only fences after a write) made the
+        # thread's writes before it visible to the async proxy at epoch pf_epoch[thread, k]
+        self.pf_count = np.zeros(m.T, dtype=np.int32)
+        self.pf_epoch = np.zeros((m.T, 2), dtype=np.int32)
+        self.pf_wrote = np.zeros(m.T, dtype=bool)          # wrote since its last recorded fence
         self.g_time = np.zeros(g, dtype=np.int64)          # step of the last write (any proxy)
         self.g_index = np.zeros(g, dtype=np.int32)
         self.g_reader = np.zeros(g, dtype=np.int64)        # committer + 1 of the last async-proxy read (mma/cp)
         self.g_rcount = np.zeros(g, dtype=np.int32)        # its commit count
         self.g_rindex = np.zeros(g, dtype=np.int32)        # the reading instruction
         self.any_reads = False
-        self.dirty: list[np.ndarray] = []                  # granules with an unfenced generic write
         self.effect = None                                 # the asynchronous effect running now
         self.g_pend = np.zeros(g, dtype=np.int32)          # instruction index + 1 of a bulk copy not yet landed
         self.g_pend_thread = np.zeros(g, dtype=np.int64)
@@ -403,35 +410,46 @@ class Hazards:
         """A completed wait of ``threads``; ``acquire``: a wait with acquire semantics (no
         ``.relaxed``), an implicit after_thread_sync under Q-SYNC-FENCE ``acquire-orders``."""
         ordered = acquire and self.acquire_orders
-        for w in np.unique(words).tolist():
-            st = self.mbar.get(int(w))
-            if st is not None:
-                self.clocks.acquire(threads[words == w], st[2], st[3], ordered)
+        keys, inverse = np.unique(words, return_inverse=True)
+        states = [self.mbar.get(int(w)) for w in keys.tolist()]
+        have = np.array([st is not None for st in states])
+        if not have.any():
+            return
+        z = np.zeros(self.clocks.width, dtype=np.int32)
+        vc = np.stack([z if st is None else st[2] for st in states])
+        vt = np.stack([z if st is None else st[3] for st in states])
+        sel = have[inverse]
+        self.clocks.acquire_groups(threads[sel], inverse[sel], vc, vt, ordered)
 
     def bar_arrive(self, b: int, idx: np.ndarray, by_cluster: bool = False, release: bool = True) -> None:
         """``bar``/``barrier`` (always release) or ``barrier.cluster.arrive`` (release unless ``.relaxed``)."""
         m = self.m
         if release and self.acquire_orders:
             self.clocks.before_thread_sync(idx)
-        ctas = (m.cluster_of if by_cluster else m.cta_of)[idx]
-        for c in np.unique(ctas).tolist():
-            vc, vt = self.clocks.payload(idx[ctas == c])
-            st = self.bars.get((b, c))
-            if st is None:
-                self.bars[(b, c)] = [vc, vt]
-            else:
-                np.maximum(st[0], vc, out=st[0])
-                np.maximum(st[1], vt, out=st[1])
+        groups = (m.cluster_of if by_cluster else m.cta_of)[idx]
+        keys, vc, vt = self.clocks.payload_groups(idx, groups)
+        st = self.bars.get((b, by_cluster))
+        if st is None:              # per CTA (cluster): [vc, vt, has arrivals]
+            n = int((m.cluster_of if by_cluster else m.cta_of).max()) + 1
+            st = self.bars[(b, by_cluster)] = [np.zeros((n, self.clocks.width), dtype=np.int32),
+                                              np.zeros((n, self.clocks.width), dtype=np.int32),
+                                              np.zeros(n, dtype=bool)]
+        st[0][keys] = np.maximum(st[0][keys], vc)
+        st[1][keys] = np.maximum(st[1][keys], vt)
+        st[2][keys] = True
 
     def bar_complete(self, b: int, ctas, waiting: np.ndarray, by_cluster: bool = False) -> None:
-        m = self.m
-        of = m.cluster_of if by_cluster else m.cta_of
-        for c in np.atleast_1d(ctas).tolist():
-            st = self.bars.pop((b, int(c)), None)
-            if st is not None:
-                idx = waiting[of[waiting] == c]
-                if idx.size:     # bar.sync and barrier.cluster.wait always acquire
-                    self.clocks.acquire(idx, st[0], st[1], self.acquire_orders)
+        st = self.bars.get((b, by_cluster))
+        if st is None:
+            return
+        of = (self.m.cluster_of if by_cluster else self.m.cta_of)
+        ctas = np.atleast_1d(np.asarray(ctas))
+        idx = waiting[st[2][of[waiting]] & np.isin(of[waiting], ctas)]
+        if idx.size:             # bar.sync and barrier.cluster.wait always acquire
+            self.clocks.acquire_groups(idx, of[idx], st[0], st[1], self.acquire_orders)
+        st[0][ctas] = 0
+        st[1][ctas] = 0
+        st[2][ctas] = False
 
     def fence(self, kind: str, s, ins) -> None:
         c = self.clocks
@@ -439,15 +457,19 @@ class Hazards:
             c.before_thread_sync(s.idx)
         elif kind == "after":
             c.after_thread_sync(s.idx)
-        elif kind == "proxy.async" and self.dirty:
-            g = np.unique(np.concatenate(self.dirty))
-            w = self.g_writer[g] - 1
-            mine = np.zeros(self.m.T + 1, dtype=bool)
-            mine[s.idx] = True
-            hit = (w >= 0) & mine[np.where(w >= 0, w, self.m.T)] & (self.g_fenced[g] == 0)
-            self.g_fenced[g[hit]] = c.own[w[hit]]
-            rest = g[(self.g_fenced[g] == 0) & (w >= 0)]
-            self.dirty = [rest] if rest.size else []
+        elif kind == "proxy.async":
+            # a fence covers the thread's generic writes since its previous fence: one record per
+            # fence that follows a write (see :meth:`_proxy_fence_epochs`)
+            t = s.idx[self.pf_wrote[s.idx]]
+            if t.size:
+                k = self.pf_count[t]
+                if int(k.max()) >= self.pf_epoch.shape[1]:
+                    grown = np.zeros((self.m.T, 2 * self.pf_epoch.shape[1]), dtype=np.int32)
+                    grown[:, :self.pf_epoch.shape[1]] = self.pf_epoch
+                    self.pf_epoch = grown
+                self.pf_epoch[t, k] = c.own[t]
+                self.pf_count[t] = k + 1
+                self.pf_wrote[t] = False
 
     # -- ordering checks ---------------------------------------------------------------------------
 
@@ -491,33 +513,32 @@ class Hazards:
                      f"{what} accesses Tensor Memory cells another warp wrote with tcgen05.st, with no "
                      "synchronization between them")
 
+    def _warp_cells(self, s, cta, lanes, cols) -> _WarpCells:
+        """The per-warp geometry of a tcgen05.ld/st by the full warps of ``s`` (cached for the
+        instruction's after_ld/after_st, which get the same ``cols``)."""
+        got = self._cells_memo
+        if got is not None and got.cols is cols:
+            return got
+        got = self._cells_memo = _WarpCells(self.m, s, cta, lanes, cols)
+        return got
+
     def tmem_access(self, s, cta, lanes, cols, ins, what: str, write: bool) -> None:
         """A tcgen05.ld (``write`` False) or tcgen05.st by the warps of ``s``: ``cta`` per row,
         ``lanes``/``cols`` ``[row, entry]``."""
         m = self.m
-        # per warp: its CTA, lane quarter and the column span its threads touch (§9.7.16.8.1)
-        starts = np.flatnonzero(np.r_[True, m.warp_of[s.idx][1:] != m.warp_of[s.idx][:-1]])
-        ends = np.r_[starts[1:], s.n]
-        lo = np.minimum.reduceat(cols.min(axis=1), starts)
-        hi = np.maximum.reduceat(cols.max(axis=1), starts) + 1
-        width = hi - lo
-        rep = np.repeat(np.arange(starts.size), width)
-        kk = np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width) + np.repeat(lo, width)
-        cc = np.asarray(cta).reshape(-1)[starts][rep]
-        qq = (lanes[starts, 0] // 32)[rep]
-        rd = (s.idx[starts] - m.lane_of[s.idx[starts]])[rep]          # the warp's first thread
-        del ends
+        wc = self._warp_cells(s, cta, lanes, cols)
+        cc, qq, kk, rd = wc.cc, wc.qq, wc.kk, wc.rd
         # pending tcgen05.st (not waited for)
-        pend = self.t_st_pending[cc, qq, kk]
-        warps = m.warp_of[s.idx]
-        if write:       # st -> st of one warp: kept in order here (lane-quarter granularity; docs/sim.md)
-            pend = np.where(pend == m.warp_of[rd] + 1, 0, pend)
-        if pend.any():
-            j = int(np.flatnonzero(pend)[0])
-            first = _instr(m, int(self.t_index[cc[j], qq[j], kk[j]]))
-            self._report("wait-st", SEC_PIPE, first, ins, _threads(m, s.idx[:1]),
-                         f"{what} accesses Tensor Memory cells written by a tcgen05.st before that warp's "
-                         "tcgen05.wait::st")
+        if self.any_st_pending:
+            pend = self.t_st_pending[cc, qq, kk]
+            if write:       # st -> st of one warp: kept in order here (lane-quarter granularity; docs/sim.md)
+                pend = np.where(pend == m.warp_of[rd] + 1, 0, pend)
+            if pend.any():
+                j = int(np.flatnonzero(pend)[0])
+                first = _instr(m, int(self.t_index[cc[j], qq[j], kk[j]]))
+                self._report("wait-st", SEC_PIPE, first, ins, _threads(m, s.idx[:1]),
+                             f"{what} accesses Tensor Memory cells written by a tcgen05.st before that warp's "
+                             "tcgen05.wait::st")
         self._pending_ops(cc, kk, ins, what)
         if self.any_pfreed:
             self._after_peer_dealloc(cc, kk, ins, what)
@@ -528,9 +549,10 @@ class Hazards:
                 self._issue_order(rd[other], a[other] - 1, self.a_ep[cc, kk][other], self.a_index[cc, kk][other], ins,
                                   what, "tcgen05.alloc of its columns")
         if write:
-            if self.t_st_cell is not None:
-                self._st_over_pending_st(s, cta, lanes, cols, ins)
-            self._pending_lds(cc, qq, kk, warps, ins, what)
+            if self.st_records:
+                self._st_over_pending_st(wc, ins)
+            if self.ld_records:
+                self._pending_lds(cc, qq, kk, None, ins, what)
             self.overwrites_async_reads(rd, cc, kk, ins, what, None)
         kinds = self.t_kind[cc, qq, kk]
         done = kinds > 0
@@ -560,19 +582,23 @@ class Hazards:
                                  f"{what} accesses Tensor Memory columns {lo}..{hi - 1} that an issued "
                                  f"tcgen05.{p.kind} has not completed writing")
 
-    def _st_over_pending_st(self, s, cta, lanes, cols, ins) -> None:
+    def _st_over_pending_st(self, wc: _WarpCells, ins) -> None:
         """A tcgen05.st writes cells an earlier tcgen05.st wrote that its warp has not waited for:
         asynchronous operations of one thread are unordered unless pipelined (§9.7.16.6.1), and
         st -> st is no pipelined pair (§9.7.16.6.2), so the two writes may land in either order."""
-        ctab = np.broadcast_to(np.asarray(cta).reshape(-1, 1), lanes.shape)
-        hit = self.t_st_cell[ctab, lanes, cols]
-        if hit.any():
-            r, e = np.argwhere(hit)[0]
-            c, q_, k = ctab[r, e], lanes[r, e] // 32, cols[r, e]
-            self._report("wait-st", SEC_ASYNC, _instr(self.m, int(self.t_index[c, q_, k])), ins,
-                         f"warp {int(self.t_st_pending[c, q_, k]) - 1} then {_threads(self.m, s.idx[r:r + 1])}",
-                         "tcgen05.st overwrites Tensor Memory cells an earlier tcgen05.st writes before that "
-                         "warp's tcgen05.wait::st (st -> st is not pipelined, §9.7.16.6.2: a write-after-write)")
+        for old, index, alive in self.st_records:
+            # the same warp (not waited since), overlapping column spans: then compare the cells themselves
+            pos = np.minimum(np.searchsorted(old.warps, wc.warps), old.warps.size - 1)
+            near = (old.warps[pos] == wc.warps) & alive[pos] & (old.lo[pos] <= wc.hi) & (wc.lo <= old.hi[pos])
+            if not near.any():
+                continue
+            hit = np.isin(wc.cell_keys(np.flatnonzero(near)), old.cell_keys(pos[near]))
+            if hit.any():
+                r = int(np.flatnonzero(near)[int(np.flatnonzero(hit)[0]) // (hit.size // int(near.sum()))])
+                self._report("wait-st", SEC_ASYNC, _instr(self.m, index), ins,
+                             f"warp {int(wc.warps[r])} then {_threads(self.m, wc.rd[wc.rep == r][:1])}",
+                             "tcgen05.st overwrites Tensor Memory cells an earlier tcgen05.st writes before that "
+                             "warp's tcgen05.wait::st (st -> st is not pipelined, §9.7.16.6.2: a write-after-write)")
 
     def _pending_lds(self, cc, qq, kk, warps, ins, what) -> None:
         for rwarps, rcta, rq, lo, hi, index in self.ld_records:
@@ -584,43 +610,43 @@ class Hazards:
                                  "tcgen05.wait::ld (an anti-dependency)")
 
     def after_ld(self, s, cta, lanes, cols, index: int) -> None:
-        m = self.m
-        starts = np.flatnonzero(np.r_[True, m.warp_of[s.idx][1:] != m.warp_of[s.idx][:-1]])
-        q = (lanes // 32)[starts, 0]
-        ctas = np.asarray(cta).reshape(-1)[starts]
-        lo, hi = cols[starts].min(axis=1), cols[starts].max(axis=1)
-        self.ld_records.append((m.warp_of[s.idx][starts], ctas, q, lo, hi, index))
-        first = s.idx[starts] - m.lane_of[s.idx[starts]]
-        for c, q_, a, b, t in zip(ctas.tolist(), q.tolist(), lo.tolist(), hi.tolist(), first.tolist(), strict=True):
-            self.t_rd[c, q_, a:b + 1] = t + 1
-            self.t_rd_ep[c, q_, a:b + 1] = self.clocks.own[t]
-            self.t_rd_index[c, q_, a:b + 1] = index
+        wc = self._warp_cells(s, cta, lanes, cols)
+        self.ld_records.append((wc.warps, wc.cta_w, wc.q_w, wc.lo, wc.hi, index))
+        self.t_rd[wc.cc, wc.qq, wc.kk] = wc.rd + 1
+        self.t_rd_ep[wc.cc, wc.qq, wc.kk] = self.clocks.own[wc.rd]
+        self.t_rd_index[wc.cc, wc.qq, wc.kk] = index
         self.any_rd = True
 
     def after_st(self, s, cta, lanes, cols, index: int) -> None:
-        m = self.m
-        ctab = np.broadcast_to(np.asarray(cta).reshape(-1, 1), lanes.shape)
-        w = np.broadcast_to(m.warp_of[s.idx].reshape(-1, 1), lanes.shape)
-        self.t_st_pending[ctab, lanes // 32, cols] = w + 1
-        self.t_index[ctab, lanes // 32, cols] = index
-        if self.t_st_cell is None:
-            self.t_st_cell = np.zeros((m.ncta, 128, 512), dtype=bool)
-        self.t_st_cell[ctab, lanes, cols] = True
+        wc = self._warp_cells(s, cta, lanes, cols)
+        cc, qq, kk, w = wc.exact()
+        self.t_st_pending[cc, qq, kk] = w + 1
+        self.t_index[cc, qq, kk] = index
+        self.any_st_pending = True
+        self.st_records.append((wc, index, np.ones(wc.warps.size, dtype=bool)))
 
     def wait(self, s, stores: bool) -> None:
         m = self.m
-        warps = np.unique(m.warp_of[s.idx])
+        w = m.warp_of[s.idx]
+        warps = w[np.flatnonzero(np.diff(w, prepend=-1))]        # s.idx ascending: its warps, once each
+        waiting = np.zeros(m.T // 32 + m.ncta + 1, dtype=bool)
+        waiting[warps] = True
         if not stores:
-            self.ld_records = [r for r in ((rw[keep], rc[keep], rq[keep], lo[keep], hi[keep], ix)
-                                           for rw, rc, rq, lo, hi, ix in self.ld_records
-                                           for keep in [~np.isin(rw, warps)]) if r[0].size]
+            if self.ld_records:
+                self.ld_records = [r for r in ((rw[keep], rc[keep], rq[keep], lo[keep], hi[keep], ix)
+                                               for rw, rc, rq, lo, hi, ix in self.ld_records
+                                               for keep in [~waiting[rw]]) if r[0].size]
+            return
+        if self.st_records:
+            for wc, _, alive in self.st_records:
+                alive &= ~waiting[wc.warps]
+            self.st_records = [r for r in self.st_records if r[2].any()]
+        if not self.any_st_pending:
             return
         pend = self.t_st_pending
-        if not pend.any():
-            return
         ctas = np.unique(m.cta_of[s.idx])
         sub = pend[ctas]
-        mine = np.isin(sub, warps + 1)
+        mine = (sub > 0) & waiting[np.maximum(sub - 1, 0)]
         if mine.any():
             c_i, q_i, k_i = np.nonzero(mine)
             c_i = ctas[c_i]
@@ -632,7 +658,7 @@ class Hazards:
             self.t_stamp[c_i, q_i, k_i] = self.clocks.own[thread]
             self.t_kind[c_i, q_i, k_i] = 1
             pend[c_i, q_i, k_i] = 0
-            self.t_st_cell[c_i[:, None], q_i[:, None] * 32 + np.arange(32), k_i[:, None]] = False
+            self.any_st_pending = bool(pend.any())
 
     def _issue_order(self, reader, issuers: np.ndarray, epochs: np.ndarray, first_index, ins, what: str,
                      done: str, race: tuple[str, str] = ("tmem-race", SEC_SYNC)) -> None:
@@ -889,9 +915,10 @@ class Hazards:
         if e is None:
             return
         from ptxsim.memory import SHARED_BASE
-        rows = np.unique((np.asarray(linear, dtype=np.int64).ravel() - SHARED_BASE) >> 7)
-        g = (cta * self.m.smem_bytes >> 4) + (rows[:, None] * 8 + np.arange(8)[None, :]).ravel()
-        e.granules.append(g[(g >= 0) & (g < self.g_writer.size)])
+        # the first granule of each 128-byte row read (whole rows: the swizzle moves units within
+        # one); made unique and expanded to 8 granules once, at the completion (end_effect)
+        rows = (np.asarray(linear, dtype=np.int64).ravel() - SHARED_BASE) >> 7
+        e.granules.append((cta * self.m.smem_bytes >> 4) + rows * 8)
 
     def end_effect(self, e: _Effect | None, committer: int) -> None:
         self.effect = None
@@ -899,7 +926,8 @@ class Hazards:
             return
         ins = _instr(self.m, e.index)
         if e.granules:
-            g = np.unique(np.concatenate(e.granules))
+            g = (_distinct(np.concatenate(e.granules))[:, None] + np.arange(8)[None, :]).ravel()
+            g = g[(g >= 0) & (g < self.g_writer.size)]
             self.async_read(e.thread, g, ins, e.vc[0], e.time)
             self.g_reader[g] = committer + 1
             self.g_rcount[g] = self.clocks.commits[self.m.warp_of[committer]]
@@ -1016,18 +1044,18 @@ class Hazards:
         flat = np.asarray(flat, dtype=np.int64).reshape(s.n, -1)
         first = flat >> 4
         last = (flat + nbytes - 1) >> 4
-        thr = np.broadcast_to(s.idx.reshape(-1, 1), first.shape)
-        g = np.concatenate([first.ravel(), last.ravel()])
-        t = np.concatenate([thr.ravel(), thr.ravel()])
+        t = np.broadcast_to(s.idx.reshape(-1, 1), first.shape).ravel()
+        g = first.ravel()
+        if (last != first).any():           # a store straddling two 16-byte granules
+            g = np.concatenate([g, last.ravel()])
+            t = np.concatenate([t, t])
         if self.any_reads:
             self._after_reads(g, t, ins if ins is not None else m.prog.code[m.current_pc].instr)
         self.g_writer[g] = t + 1
-        self.g_fenced[g] = 0
+        self.g_pfc[g] = self.pf_count[t]
+        self.pf_wrote[s.idx] = True
         self.g_time[g] = m.steps
         self.g_index[g] = _index(m, ins if ins is not None else m.prog.code[m.current_pc].instr)
-        self.dirty.append(g)
-        if len(self.dirty) > 64:
-            self.dirty = [np.unique(np.concatenate(self.dirty))]
 
     def _after_reads(self, g: np.ndarray, t: np.ndarray, ins) -> None:
         """Writes by threads ``t`` to granules ``g`` must follow the completion of every mma/cp that
@@ -1094,7 +1122,8 @@ class Hazards:
         if not gen.any():
             return
         g, w = g[gen], w[gen]
-        unf = self.g_fenced[g] == 0
+        fenced = self._proxy_fence_epochs(g, w)
+        unf = fenced == 0
         if unf.any():
             j = int(np.flatnonzero(unf)[0])
             self._report("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
@@ -1102,7 +1131,7 @@ class Hazards:
                          "the async proxy reads shared memory written through the generic proxy with no "
                          "fence.proxy.async by the writing thread after the write")
         other = w != thread
-        late = other & (vc[c.lt[w]] < self.g_fenced[g])
+        late = other & (vc[c.lt[w]] < fenced)
         if late.any():
             j = int(np.flatnonzero(late)[0])
             self._report("proxy-fence", SEC_PROXY, _instr(m, int(self.g_index[g[j]])), ins,
@@ -1110,10 +1139,35 @@ class Hazards:
                          "the async proxy reads shared memory written (and fenced with fence.proxy.async) by "
                          "another thread, with no synchronization ordering that fence before this instruction")
 
+    def _proxy_fence_epochs(self, g: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """Per granule ``g`` written in the generic proxy by thread ``w``: the writer's epoch at its
+        first fence.proxy.async after the write (0: not fenced yet)."""
+        k = self.g_pfc[g]
+        fenced = self.pf_count[w] > k
+        return np.where(fenced, self.pf_epoch[w, np.minimum(k, self.pf_epoch.shape[1] - 1)], 0)
+
 
 # ================================================================================================
 # Vector clocks, TMEM and shared-memory shadow state
 # ================================================================================================
+
+def _distinct(a: np.ndarray) -> np.ndarray:
+    """``np.unique`` of integers ``a``, through a bitmap when their range is small."""
+    if not a.size:
+        return a
+    lo, hi = int(a.min()), int(a.max())
+    if hi - lo > 8 * a.size + 65536:
+        return np.unique(a)
+    seen = np.zeros(hi - lo + 1, dtype=bool)
+    seen[a - lo] = True
+    return np.flatnonzero(seen) + lo
+
+
+def _uniform(starts: np.ndarray, n: int) -> int:
+    """The common size of the groups starting at ``starts`` (of ``n`` rows), 0 when they differ."""
+    size = n // starts.size if starts.size else 0
+    return size if size and n == size * starts.size and (starts == np.arange(starts.size) * size).all() else 0
+
 
 def _rows(idx: np.ndarray):
     """``idx`` as a slice when it is one contiguous ascending run (a view instead of a copy)."""
@@ -1155,6 +1209,48 @@ class Clocks:
         self.vc[idx, self.lt[idx]] = self.own[idx]
         return vc, vt
 
+    def payload_groups(self, idx: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`payload` of threads ``idx`` per group (their CTA or cluster ``groups``): the groups,
+        and their (vc, vt) rows."""
+        idx = np.asarray(idx, dtype=np.int64)
+        if idx.size > 1 and (np.diff(groups) < 0).any():
+            order = np.argsort(groups, kind="stable")
+            idx, groups = idx[order], groups[order]
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        rows = _rows(idx)
+        size = _uniform(starts, idx.size)
+        if size:                    # equal groups (whole CTAs): a reshape is faster than reduceat
+            vc = self.vc[rows].reshape(starts.size, size, -1).max(axis=1)
+            vt = self.vt[rows].reshape(starts.size, size, -1).max(axis=1)
+        else:
+            vc = np.maximum.reduceat(self.vc[rows], starts, axis=0)
+            vt = np.maximum.reduceat(self.vt[rows], starts, axis=0)
+        # a thread's own column carries its last before_thread_sync (never below what vt holds there)
+        g = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, idx.size]))
+        lt = self.lt[idx]
+        vt[g, lt] = np.maximum(vt[g, lt], self.tfence[idx])
+        self.own[idx] += 1
+        self.vc[idx, lt] = self.own[idx]
+        return groups[starts], vc, vt
+
+    def acquire_groups(self, idx: np.ndarray, groups: np.ndarray, vc: np.ndarray, vt: np.ndarray,
+                       ordered: bool = False) -> None:
+        """:meth:`acquire` of threads ``idx`` (ascending), each from the release of its group:
+        ``vc[groups[i]]``, ``vt[groups[i]]``."""
+        rows = _rows(idx)
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        size = _uniform(starts, idx.size) if isinstance(rows, slice) else 0
+        if not size:
+            self.acquire(idx, vc[groups], vt[groups], ordered)
+            return
+        keys = groups[starts]
+        pv, pt = vc[keys][:, None, :], vt[keys][:, None, :]
+        n = starts.size
+        for arr, p in ((self.vt, pt),) * ordered + ((self.vc, pv), (self.vt_pending, pt)):
+            view = arr[rows].reshape(n, size, -1)
+            np.maximum(view, p, out=view)
+        self.fresh[rows] = True
+
     def acquire(self, idx: np.ndarray, vc: np.ndarray, vt: np.ndarray, ordered: bool = False) -> None:
         """Threads ``idx`` synchronize with a release carrying ``(vc, vt)``; ``ordered``: the
         synchronization itself orders tcgen05 operations (Q-SYNC-FENCE ``acquire-orders``)."""
@@ -1192,6 +1288,52 @@ def _index(m, ins) -> int:
 
 def _instr(m, index: int):
     return m.prog.instrs[index]
+
+
+class _WarpCells:
+    """Where a tcgen05.ld/st by full warps goes, per warp (§9.7.16.8.1): CTA ``cta_w``, lane
+    quarter ``q_w`` and column span ``lo..hi``, expanded to one entry per (warp, column of its
+    span): ``cc``, ``qq``, ``kk``, ``rd`` (the warp's first thread) and ``rep`` (the warp's position)."""
+
+    def __init__(self, m, s, cta, lanes, cols) -> None:
+        self.lanes, self.cols = lanes, cols
+        nw = s.n // 32                                   # tcgen05.ld/st: whole warps (checked at issue)
+        self.cta = np.asarray(cta).reshape(-1)
+        starts = np.arange(nw) * 32
+        self.starts = starts
+        self.warps = m.warp_of[s.idx[starts]]
+        self.cta_w = self.cta[starts]
+        self.q_w = lanes[starts, 0] // 32
+        c3 = cols.reshape(nw, -1)
+        self.lo, self.hi = c3.min(axis=1), c3.max(axis=1)
+        width = self.hi - self.lo + 1
+        self.rep = rep = np.repeat(np.arange(nw), width)
+        self.kk = np.arange(rep.size) - np.repeat(np.cumsum(width) - width, width) + self.lo[rep]
+        self.cc = self.cta_w[rep]
+        self.qq = self.q_w[rep]
+        self.rd = (s.idx[starts] - m.lane_of[s.idx[starts]])[rep]
+        self.wr = self.warps[rep]
+
+    def exact(self):
+        """(cta, quarter, column, warp) of the columns the warps touch exactly: the span when every
+        column of it is touched (the same columns in all 32 rows of a warp, the 32x32b shapes), else
+        each distinct cell."""
+        nw = self.warps.size
+        c3 = self.cols.reshape(nw, 32, -1)
+        first = c3[:, 0, :]
+        if (c3 == first[:, None, :]).all():
+            kk = first.ravel()
+            rep = np.repeat(np.arange(nw), first.shape[1])
+        else:
+            kk = self.cols.ravel()
+            rep = np.repeat(np.arange(nw), self.cols.size // nw)
+        return self.cta_w[rep], self.q_w[rep], kk, self.warps[rep]
+
+    def cell_keys(self, positions: np.ndarray) -> np.ndarray:
+        """Flat (cta, lane, column) keys of the cells of the warps at ``positions``."""
+        rows = (np.asarray(positions)[:, None] * 32 + np.arange(32)).ravel()
+        ctab = np.broadcast_to(self.cta[rows][:, None], self.lanes[rows].shape)
+        return ((ctab.astype(np.int64) * 128 + self.lanes[rows]) * 512 + self.cols[rows]).ravel()
 
 
 class _Effect:
