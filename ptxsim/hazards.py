@@ -75,8 +75,12 @@ class Hazards:
         prog = m.prog
         # -- rule wait-ld: registers written by tcgen05.ld, per thread, until its wait::ld ------------
         n = len(prog.ld_rows)
-        self.ld_pending = np.zeros((max(n, 1), m.T), dtype=bool)
-        self.ld_from = np.zeros((max(n, 1), m.T), dtype=np.int32)     # instruction index of the ld
+        # tcgen05.ld executions are numbered 1, 2, ...: a register row of a thread is pending while
+        # the number of the ld that wrote it is above the last number the thread waited for
+        self.ld_stamp = np.zeros((max(n, 1), m.T), dtype=np.int32)   # number of the ld that wrote it
+        self.ld_last = np.zeros(m.T, dtype=np.int32)                 # per thread: its latest ld
+        self.ld_waited = np.zeros(m.T, dtype=np.int32)               # the ld count at its last wait::ld
+        self.ld_lines: list[int] = [0]                               # ld number -> instruction index
         self.ld_any = False
         m.exit_hooks.append(self.on_exit)
         self.clocks = Clocks(m)
@@ -153,13 +157,13 @@ class Hazards:
 
     def check_regs(self, s, rows: np.ndarray, ins) -> None:
         """``ins`` (executed by ``s``) overwrites the ld-destination registers ``rows``."""
-        pend = self.ld_pending[rows][:, s.ix]
+        stamps = self.ld_stamp[rows][:, s.ix]
+        pend = stamps > self.ld_waited[s.ix]
         if not pend.any():
             return
         r, j = np.unravel_index(int(np.flatnonzero(pend)[0]), pend.shape)
-        t = int(s.idx[j])
         row = int(rows[r])
-        ld = self.m.prog.instrs[int(self.ld_from[row, t])]
+        ld = self.m.prog.instrs[self.ld_lines[int(stamps[r, j])]]
         name = self.m.prog.ld_rows[row]
         self._report("wait-ld", SEC_PIPE, ld, ins, _threads(self.m, s.idx[pend.any(axis=0)]),
                      f"register {name}, the destination of a tcgen05.ld, is overwritten before the thread's "
@@ -168,14 +172,20 @@ class Hazards:
     def on_ld(self, s, rows: np.ndarray, index: int) -> None:
         """tcgen05.ld by ``s`` (instruction ``index``) writes the registers ``rows``."""
         if rows.size:
-            self.ld_pending[np.ix_(rows, s.idx)] = True
-            self.ld_from[np.ix_(rows, s.idx)] = index
+            self.ld_lines.append(index)
+            stamp = len(self.ld_lines) - 1
+            ix = _rows(s.idx)
+            if isinstance(ix, slice):
+                self.ld_stamp[rows, ix] = stamp
+            else:
+                self.ld_stamp[np.ix_(rows, ix)] = stamp
+            self.ld_last[ix] = stamp
             self.ld_any = True
 
     def on_wait_ld(self, s) -> None:
         if self.ld_any:
-            self.ld_pending[:, s.ix] = False
-            self.ld_any = bool(self.ld_pending.any())
+            self.ld_waited[s.ix] = len(self.ld_lines) - 1
+            self.ld_any = bool((self.ld_last > self.ld_waited).any())
 
     def cta_exit(self, tc, ctas: np.ndarray) -> None:
         """CTAs whose last thread exited: nothing asynchronous of theirs may still be pending."""
@@ -275,10 +285,11 @@ class Hazards:
 
     def on_exit(self, m, s) -> None:
         if self.ld_any:
-            pend = self.ld_pending[:, s.ix]
+            stamps = self.ld_stamp[:, s.ix]
+            pend = stamps > self.ld_waited[s.ix]
             if pend.any():
                 r, j = np.unravel_index(int(np.flatnonzero(pend)[0]), pend.shape)
-                ld = m.prog.instrs[int(self.ld_from[r, int(s.idx[j])])]
+                ld = m.prog.instrs[self.ld_lines[int(stamps[r, j])]]
                 self._report("exit-pending", SEC_PIPE, ld, m.prog.code[m.current_pc].instr,
                              _threads(m, s.idx[pend.any(axis=0)]),
                              "a thread exits with a tcgen05.ld not waited for by tcgen05.wait::ld")
@@ -529,10 +540,13 @@ class Hazards:
         wc = self._warp_cells(s, cta, lanes, cols)
         cc, qq, kk, rd = wc.cc, wc.qq, wc.kk, wc.rd
         # pending tcgen05.st (not waited for)
+        same = False        # the warp's own pending tcgen05.st on these columns (a st -> st write-after-write?)
         if self.any_st_pending:
             pend = self.t_st_pending[cc, qq, kk]
-            if write:       # st -> st of one warp: kept in order here (lane-quarter granularity; docs/sim.md)
-                pend = np.where(pend == m.warp_of[rd] + 1, 0, pend)
+            if write:       # st -> st of one warp: compared cell by cell below (_st_over_pending_st)
+                mine = pend == m.warp_of[rd] + 1
+                same = bool(mine.any())
+                pend = np.where(mine, 0, pend)
             if pend.any():
                 j = int(np.flatnonzero(pend)[0])
                 first = _instr(m, int(self.t_index[cc[j], qq[j], kk[j]]))
@@ -549,7 +563,7 @@ class Hazards:
                 self._issue_order(rd[other], a[other] - 1, self.a_ep[cc, kk][other], self.a_index[cc, kk][other], ins,
                                   what, "tcgen05.alloc of its columns")
         if write:
-            if self.st_records:
+            if same and self.st_records:
                 self._st_over_pending_st(wc, ins)
             if self.ld_records:
                 self._pending_lds(cc, qq, kk, None, ins, what)
