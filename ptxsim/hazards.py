@@ -37,6 +37,12 @@ SEC_BULK = "9.7.9.25.4.1"            # cp.async.bulk: completion through the mba
 SEC_TENSOR = "9.7.9.27"              # cp.async.bulk.tensor / cp.async.bulk.wait_group (bulk async-groups)
 SEC_ISSUE = "9.7.16.5"               # issue granularity: .cta_group::2 needs the peer CTA (Table 46)
 SEC_MBAR_INIT = "9.7.13.15.9"        # mbarrier.init: an object must be initialized before any other mbarrier op
+#: the asynchronous tcgen05 operations the shadow tells apart (Tensor Memory cell -> its last writer's kind)
+ASYNC_KINDS = {"mma": 1, "cp": 2, "cp.4x256b": 3, "shift": 4}
+#: pairs (earlier, later) of one thread that execute in issue order (§9.7.16.6.2; mma -> mma for any
+#: accumulator, the reading docs/sim.md "Choices" explains)
+PIPELINED = {("mma", "mma"), ("cp", "mma"), ("cp.4x256b", "mma"), ("shift", "mma"), ("shift", "cp.4x256b"),
+             ("mma", "shift")}
 PEER_DEALLOC = "tcgen05.dealloc.cta_group::2 (conservatively: it frees the peer CTA's columns too)"
 ALLOC_OPS = ("tcgen05.alloc", "tcgen05.dealloc", "tcgen05.relinquish_alloc_permit")
 
@@ -96,6 +102,7 @@ class Hazards:
         self.t_st_pending = np.zeros(shape, dtype=np.int64)  # warp + 1 of a tcgen05.st not yet waited for
         self.t_iss = np.zeros(shape, dtype=np.int64)       # issuer + 1 of the last completed mma/cp/shift write
         self.t_iss_ep = np.zeros(shape, dtype=np.int32)    # the issuer's epoch at the issue
+        self.t_akind = np.zeros(shape, dtype=np.int8)      # which one wrote it: ASYNC_KINDS code (1 mma, 2 cp, ...)
         self.t_rd = np.zeros(shape, dtype=np.int64)        # warp's first thread + 1 of the last tcgen05.ld
         self.t_rd_ep = np.zeros(shape, dtype=np.int32)     # its epoch at the ld
         self.t_rd_index = np.zeros(shape, dtype=np.int32)
@@ -917,8 +924,56 @@ class Hazards:
             self.mma_reads_tmem(thread, np.atleast_1d(np.asarray(ctas)).tolist(), [tuple(cols)], ins, what)
         if cols[1] > cols[0]:
             self.issue_overwrites_async_reads(thread, ctas, cols, ins)
-        return _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
-                       np.asarray(ctas), cols, int(c.own[thread]))
+        if what in ("tcgen05.shift", "tcgen05.cp") and cols[1] > cols[0]:
+            self._same_thread_order(thread, ins, np.atleast_1d(np.asarray(ctas)), cols, what)
+        e = _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
+                    np.asarray(ctas), cols, int(c.own[thread]))
+        e.kind = _async_kind(ins)
+        return e
+
+    def _same_thread_order(self, thread: int, ins, ctas: np.ndarray, cols, what: str) -> None:
+        """A ``cp``/``shift`` of ``thread`` writes columns ``cols`` of ``ctas``: the same thread's
+        earlier ``mma``/``cp``/``shift`` writing them is ordered before it only as a pipelined pair
+        (§9.7.16.6.2: into a ``cp`` only ``shift -> cp.4x256b``, into a ``shift`` only ``mma -> shift``),
+        else only once the thread observed its completion (commit -> mbarrier wait ->
+        ``fence::after_thread_sync``, §9.7.16.6.4.2): asynchronous operations of one thread are
+        unordered otherwise (§9.7.16.6.1)."""
+        later = _async_kind(ins)
+        lo, hi = int(cols[0]), int(cols[1])
+        tc = self.m.ext.get("tcgen05")
+        for queue in (tc.queues.values() if tc is not None else ()):
+            for p in queue:
+                e = p.hz
+                if e is None or e.thread != thread or (e.kind, later) in PIPELINED:
+                    continue
+                if e.cols[0] < hi and lo < e.cols[1] and np.isin(ctas, e.ctas).any():
+                    self._report("async-order", SEC_ASYNC, _instr(self.m, e.index), ins, _threads(self.m, [thread]),
+                                 f"{what} writes Tensor Memory columns {max(lo, e.cols[0])}..{min(hi, e.cols[1]) - 1} "
+                                 f"that the same thread's issued tcgen05.{e.kind.split('.')[0]} writes: "
+                                 f"{e.kind.split('.')[0]} -> {what[8:]} is no pipelined pair (§9.7.16.6.2), so the "
+                                 "two may execute in either order (wait for its completion: commit -> mbarrier "
+                                 "wait -> tcgen05.fence::after_thread_sync, §9.7.16.6.4.2)")
+        c = self.clocks
+        for cta in ctas.tolist():
+            mine = (self.t_kind[cta, :, lo:hi] == 2) & (self.t_iss[cta, :, lo:hi] == thread + 1)
+            if not mine.any():
+                continue
+            q_, k_ = np.nonzero(mine)
+            k_ = lo + k_
+            kinds = self.t_akind[cta, q_, k_]
+            ordered = np.isin(kinds, [ASYNC_KINDS[a] for a, b in PIPELINED if b == later])
+            committer = self.t_writer[cta, q_, k_] - 1
+            seen = c.vt[thread, c.D + c.lt[committer] // 32] >= self.t_stamp[cta, q_, k_]
+            bad = ~(ordered | seen)
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
+                earlier = {v: k for k, v in ASYNC_KINDS.items()}[int(kinds[j])].split(".")[0]
+                self._report("async-order", SEC_ASYNC, _instr(self.m, int(self.t_index[cta, q_[j], k_[j]])), ins,
+                             _threads(self.m, [thread]),
+                             f"{what} writes Tensor Memory column {int(k_[j])} that the same thread's completed "
+                             f"tcgen05.{earlier} wrote, and the thread has not observed that completion: "
+                             f"{earlier} -> {what[8:]} is no pipelined pair (§9.7.16.6.2; commit -> mbarrier wait -> "
+                             "tcgen05.fence::after_thread_sync, §9.7.16.6.4.2)")
 
     def begin_effect(self, e: _Effect | None) -> None:
         self.effect = e
@@ -957,6 +1012,7 @@ class Hazards:
                 self.t_index[cta, :, lo:hi] = e.index
                 self.t_iss[cta, :, lo:hi] = e.thread + 1
                 self.t_iss_ep[cta, :, lo:hi] = e.epoch
+                self.t_akind[cta, :, lo:hi] = ASYNC_KINDS[e.kind]
 
     # -- Tensor Memory an mma reads at completion (A, metadata, scale factors): write-after-read --
 
@@ -1296,6 +1352,12 @@ class Clocks:
         self.fresh[rows] = False
 
 
+def _async_kind(ins) -> str:
+    """The :data:`ASYNC_KINDS` key of an ``mma``/``cp``/``shift`` instruction."""
+    kind = ins.opcode.split(".")[1]
+    return "cp.4x256b" if kind == "cp" and ".4x256b" in ins.opcode else kind
+
+
 def _index(m, ins) -> int:
     return m.prog.index_of.get(id(ins), 0)
 
@@ -1353,13 +1415,14 @@ class _WarpCells:
 class _Effect:
     """An issued mma/cp/shift: who issued it, when, what the issuer knew, what it reads."""
 
-    __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules", "epoch", "tmem_reads")
+    __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules", "epoch", "tmem_reads", "kind")
 
     def __init__(self, thread, index, time, vc, ctas, cols, epoch) -> None:
         self.thread, self.index, self.time, self.vc, self.ctas, self.cols = thread, index, time, vc, ctas, cols
         self.epoch = epoch              # the issuer's epoch at the issue
         self.granules: list[np.ndarray] = []
         self.tmem_reads: list[tuple[int, int, int]] = []     # (cta, lo, hi) read at completion (an MMA's)
+        self.kind = "mma"                                    # "mma", "cp", "cp.4x256b" or "shift"
 
 
 

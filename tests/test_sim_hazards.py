@@ -398,3 +398,26 @@ def test_cta_pair_columns_touched_after_the_peers_dealloc():
     exc = expect_hazard(PAIR.replace(dealloc, late), "pair", "peer-dealloc", "tcgen05.dealloc", "tcgen05.ld",
                         grid=(2, 1, 1), block=(32, 1, 1))
     assert "CTA 1" in exc.threads, str(exc)
+
+
+# rule async-order (§9.7.16.6.2, §9.7.16.6.4.2): cp -> cp of one thread is no pipelined pair
+_CP = "    tcgen05.cp.cta_group::1.128x256b [%r2], %rd3;\n"
+
+
+def test_cp_over_the_same_threads_pending_cp():
+    assert PROXY.count(_CP) == 1
+    exc = expect_hazard(PROXY.replace(_CP, _CP + _CP), "proxy", "async-order", "tcgen05.cp", "tcgen05.cp",
+                        block=(128, 1, 1))
+    assert exc.first != exc.second and "no pipelined pair" in str(exc)
+
+
+def test_cp_to_other_columns_of_the_same_thread_is_clean():
+    other = "    add.u32 %r13, %r2, 8;\n    tcgen05.cp.cta_group::1.128x256b [%r13], %rd3;\n"
+    run_kernel(SimDevice(), PROXY.replace(_CP, _CP + other), "proxy", 128, block=(128, 1, 1))
+
+
+def test_cp_after_the_same_threads_committed_cp_not_yet_observed():
+    commit = "    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];   // @commit\n"
+    exc = expect_hazard(PROXY.replace(commit, commit + _CP), "proxy", "async-order", "tcgen05.cp", "tcgen05.cp",
+                        block=(128, 1, 1))
+    assert "has not observed that completion" in str(exc)
