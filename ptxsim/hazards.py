@@ -138,6 +138,10 @@ class Hazards:
         self.g_pend = np.zeros(g, dtype=np.int32)          # instruction index + 1 of a bulk copy not yet landed
         self.g_pend_thread = np.zeros(g, dtype=np.int64)
         self.any_pend = False
+        # bulk stores (shared -> global, .bulk_group) whose source reads the issuing thread has not
+        # waited for (cp.async.bulk.wait_group{.read}): per granule, how many, and the last one's line + 1
+        self.g_bsrc: np.ndarray | None = None
+        self.g_bsrc_line: np.ndarray | None = None
         # Tensor Memory an mma read at completion (A, metadata, scale factors), per (cta, column), all lanes
         self.r_reader = np.zeros((m.ncta, 512), dtype=np.int64)   # committer + 1
         self.r_count = np.zeros((m.ncta, 512), dtype=np.int32)    # its commit count
@@ -1121,6 +1125,8 @@ class Hazards:
             t = np.concatenate([t, t])
         if self.any_reads:
             self._after_reads(g, t, ins if ins is not None else m.prog.code[m.current_pc].instr)
+        if self.g_bsrc is not None:
+            self._bulk_sources_overwritten(g, t, ins if ins is not None else m.prog.code[m.current_pc].instr)
         self.g_writer[g] = t + 1
         self.g_pfc[g] = self.pf_count[t]
         self.pf_wrote[s.idx] = True
@@ -1149,11 +1155,40 @@ class Hazards:
         parts = [np.arange(d.start >> 4, (d.stop + 15) >> 4) if isinstance(d, slice)
                  else np.unique(np.asarray(d, dtype=np.int64) >> 4) for d in dsts]
         g = np.unique(np.concatenate(parts))
+        if self.g_bsrc is not None:
+            self._bulk_sources_overwritten(g, np.full(g.size, thread), ins)
         self.g_pend[g] = _index(self.m, ins) + 1
         self.g_pend_thread[g] = thread
         self.any_pend = True
         if self.any_reads:
             self._after_reads(g, np.full(g.size, thread), ins)
+
+    # -- bulk stores: the source is read until the issuing thread's wait_group{.read} (§9.7.9.27) --
+
+    def bulk_source(self, thread: int, g: np.ndarray, ins) -> np.ndarray:
+        """A bulk store issued by ``thread`` reads granules ``g`` until the thread's
+        ``cp.async.bulk.wait_group{.read}`` covers its group (:meth:`bulk_source_done`)."""
+        if self.g_bsrc is None:
+            self.g_bsrc = np.zeros(self.g_writer.size, dtype=np.int32)
+            self.g_bsrc_line = np.zeros(self.g_writer.size, dtype=np.int32)
+        g = np.unique(g)
+        self.g_bsrc[g] += 1
+        self.g_bsrc_line[g] = _index(self.m, ins) + 1
+        return g
+
+    def bulk_source_done(self, g: np.ndarray) -> None:
+        self.g_bsrc[g] -= 1
+
+    def _bulk_sources_overwritten(self, g: np.ndarray, t: np.ndarray, ins) -> None:
+        """Writes by threads ``t`` to granules ``g``: none may be a pending bulk store's source."""
+        hit = self.g_bsrc[g] > 0
+        if hit.any():
+            j = int(np.flatnonzero(hit)[0])
+            self._report("smem-overwrite", SEC_TENSOR, _instr(self.m, int(self.g_bsrc_line[g[j]]) - 1), ins,
+                         _threads(self.m, [int(t[j])]),
+                         "shared memory a bulk store (cp.async.bulk.tensor / cp.reduce.async.bulk.tensor "
+                         ".bulk_group) reads is overwritten before the issuing thread's "
+                         "cp.async.bulk.wait_group.read covered its group (the store may still be reading it)")
 
     def async_write(self, dst) -> None:
         """The async proxy (bulk copy, TMA load) wrote shared bytes ``dst`` (a slice or flat indices)."""

@@ -223,7 +223,7 @@ class TensorEngine:
         for t in s.idx.tolist():
             for group in self.groups.pop(t, []) + [self.open.pop(t, [])]:
                 for op in group:
-                    op()
+                    _perform(m, op)
 
 
 def engine(m) -> TensorEngine:
@@ -359,10 +359,12 @@ def _compile_store(ins, q, k, ndim: int, op: str | None):
             _check_copyable(t, ndim, what)
             cta, off = divmod(int(sflat[j]), m.smem_bytes)
             flat = cta * m.smem_bytes + _shared_layout(m, t, off + SHARED_BASE, what) - SHARED_BASE
-            if m.hz is not None:        # the async proxy reads the source: generic writes need a proxy fence
-                m.hz.async_read(thread, np.unique(np.asarray(flat, dtype=np.int64) >> 4), ins)
             perform = _store_op(m, t, coords[j].copy(), flat, op)
             perform.instr = ins         # named by the hazard checker when the thread exits without waiting
+            if m.hz is not None:        # the async proxy reads the source: generic writes need a proxy fence
+                g = np.unique(np.asarray(flat, dtype=np.int64) >> 4)
+                m.hz.async_read(thread, g, ins)
+                perform.hz_source = m.hz.bulk_source(thread, g, ins)    # read until wait_group{.read}
             eng.open.setdefault(thread, []).append(perform)
         m.epoch += 1
     return run
@@ -423,8 +425,15 @@ def compile_wait_group(ins, q, k):
             done, eng.groups[t] = groups[:max(len(groups) - keep, 0)], groups[max(len(groups) - keep, 0):]
             for group in done:
                 for op in group:
-                    op()
+                    _perform(m, op)
     return run
+
+
+def _perform(m, op) -> None:
+    """Perform a queued bulk store; the hazard checker forgets its source reads."""
+    op()
+    if m.hz is not None and getattr(op, "hz_source", None) is not None:
+        m.hz.bulk_source_done(op.hz_source)
 
 
 @opcode("cp.async.bulk.prefetch.tensor")

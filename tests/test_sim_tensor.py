@@ -447,3 +447,23 @@ def test_decode_refuses_wrong_size_and_version():
     raw[8] = 2
     with pytest.raises(ValueError, match="version"):
         decode_tensormap(bytes(raw))
+
+
+# -- hazard checker: a bulk store reads its source until wait_group.read (§9.7.9.27) ----------------
+
+_COMMIT = "    @%p1 cp.async.bulk.commit_group;\n"
+_WAITED = "    @%p1 cp.async.bulk.wait_group.read 0;\n    bar.sync 0;\n"
+_OVERWRITE = "    st.shared.u32 [%r2], %r1;\n"
+
+
+def test_bulk_store_source_overwritten_before_wait_group_read():
+    from ptxsim import HazardError
+    initial = _array((8, 32), np.int32, seed=10)
+    image = np.zeros(SMEM, dtype=np.uint8)
+    with pytest.raises(HazardError) as info:
+        run_store(initial, image, [0, 0], [16, 4], dtype="int32", edit=lambda p: p.replace(_COMMIT, _COMMIT + _OVERWRITE))
+    exc = info.value
+    assert exc.rule == "smem-overwrite" and "cp.async.bulk.tensor" in exc.first and "st.shared" in exc.second, str(exc)
+    assert "wait_group.read" in str(exc)
+    # after the issuing thread's wait_group.read (and a barrier for the other threads) it is clean
+    run_store(initial, image, [0, 0], [16, 4], dtype="int32", edit=lambda p: p.replace(_WAITED, _WAITED + _OVERWRITE))
