@@ -103,6 +103,9 @@ class Hazards:
         self.t_iss = np.zeros(shape, dtype=np.int64)       # issuer + 1 of the last completed mma/cp/shift write
         self.t_iss_ep = np.zeros(shape, dtype=np.int32)    # the issuer's epoch at the issue
         self.t_akind = np.zeros(shape, dtype=np.int8)      # which one wrote it: ASYNC_KINDS code (1 mma, 2 cp, ...)
+        self.t_aseq = np.zeros(shape, dtype=np.int32)      # and its serial (op_hist)
+        self.op_serial = 0                                 # mma/cp/shift issues so far
+        self.op_hist: dict[int, list[tuple[int, str]]] = {}   # thread -> its issues: (serial, kind)
         self.t_rd = np.zeros(shape, dtype=np.int64)        # warp's first thread + 1 of the last tcgen05.ld
         self.t_rd_ep = np.zeros(shape, dtype=np.int32)     # its epoch at the ld
         self.t_rd_index = np.zeros(shape, dtype=np.int32)
@@ -484,11 +487,9 @@ class Hazards:
             # fence that follows a write (see :meth:`_proxy_fence_epochs`)
             t = s.idx[self.pf_wrote[s.idx]]
             if t.size:
+                if int(self.pf_count[t].max()) >= self.pf_epoch.shape[1]:
+                    self._make_fence_room(int(self.pf_count[t].max()))
                 k = self.pf_count[t]
-                if int(k.max()) >= self.pf_epoch.shape[1]:
-                    grown = np.zeros((self.m.T, 2 * self.pf_epoch.shape[1]), dtype=np.int32)
-                    grown[:, :self.pf_epoch.shape[1]] = self.pf_epoch
-                    self.pf_epoch = grown
                 self.pf_epoch[t, k] = c.own[t]
                 self.pf_count[t] = k + 1
                 self.pf_wrote[t] = False
@@ -611,7 +612,7 @@ class Hazards:
         """A tcgen05.st writes cells an earlier tcgen05.st wrote that its warp has not waited for:
         asynchronous operations of one thread are unordered unless pipelined (§9.7.16.6.1), and
         st -> st is no pipelined pair (§9.7.16.6.2), so the two writes may land in either order."""
-        for old, index, alive in self.st_records:
+        for old, index, alive in reversed(self.st_records):     # the latest pending store first
             # the same warp (not waited since), overlapping column spans: then compare the cells themselves
             pos = np.minimum(np.searchsorted(old.warps, wc.warps), old.warps.size - 1)
             near = (old.warps[pos] == wc.warps) & alive[pos] & (old.lo[pos] <= wc.hi) & (wc.lo <= old.hi[pos])
@@ -933,24 +934,29 @@ class Hazards:
         e = _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
                     np.asarray(ctas), cols, int(c.own[thread]))
         e.kind = _async_kind(ins)
+        self.op_serial += 1
+        e.serial = self.op_serial
+        self.op_hist.setdefault(thread, []).append((e.serial, e.kind))
         return e
 
     def _same_thread_order(self, thread: int, ins, ctas: np.ndarray, cols, what: str) -> None:
         """A ``cp``/``shift`` of ``thread`` writes columns ``cols`` of ``ctas``: the same thread's
-        earlier ``mma``/``cp``/``shift`` writing them is ordered before it only as a pipelined pair
-        (§9.7.16.6.2: into a ``cp`` only ``shift -> cp.4x256b``, into a ``shift`` only ``mma -> shift``),
-        else only once the thread observed its completion (commit -> mbarrier wait ->
-        ``fence::after_thread_sync``, §9.7.16.6.4.2): asynchronous operations of one thread are
-        unordered otherwise (§9.7.16.6.1)."""
+        earlier ``mma``/``cp``/``shift`` writing them is ordered before it only through pipelined
+        pairs (§9.7.16.6.2: into a ``cp`` only ``shift -> cp.4x256b``, into a ``shift`` only
+        ``mma -> shift``; a chain of pairs through the thread's operations between them orders too:
+        each pair executes in issue order), else only once the thread observed its completion
+        (commit -> mbarrier wait -> ``fence::after_thread_sync``, §9.7.16.6.4.2): asynchronous
+        operations of one thread are unordered otherwise (§9.7.16.6.1)."""
         later = _async_kind(ins)
         lo, hi = int(cols[0]), int(cols[1])
+        chain = _Chain(self.op_hist.get(thread, ()), later)
         tc = self.m.ext.get("tcgen05")
         for queue in (tc.queues.values() if tc is not None else ()):
             for p in queue:
                 e = p.hz
-                if e is None or e.thread != thread or (e.kind, later) in PIPELINED:
+                if e is None or e.thread != thread or not (e.cols[0] < hi and lo < e.cols[1]):
                     continue
-                if e.cols[0] < hi and lo < e.cols[1] and np.isin(ctas, e.ctas).any():
+                if np.isin(ctas, e.ctas).any() and not chain.ordered(e.serial, e.kind):
                     self._report("async-order", SEC_ASYNC, _instr(self.m, e.index), ins, _threads(self.m, [thread]),
                                  f"{what} writes Tensor Memory columns {max(lo, e.cols[0])}..{min(hi, e.cols[1]) - 1} "
                                  f"that the same thread's issued tcgen05.{e.kind.split('.')[0]} writes: "
@@ -964,20 +970,32 @@ class Hazards:
                 continue
             q_, k_ = np.nonzero(mine)
             k_ = lo + k_
-            kinds = self.t_akind[cta, q_, k_]
-            ordered = np.isin(kinds, [ASYNC_KINDS[a] for a, b in PIPELINED if b == later])
+            serials, kinds = self.t_aseq[cta, q_, k_], self.t_akind[cta, q_, k_]
+            names = {v: k for k, v in ASYNC_KINDS.items()}
+            ops, inverse = np.unique(serials, return_inverse=True)      # a few operations over many cells
+            kind_of = dict(zip(serials.tolist(), kinds.tolist(), strict=True))
+            ordered = np.array([chain.ordered(sq, names[kind_of[sq]]) for sq in ops.tolist()], dtype=bool)[inverse]
             committer = self.t_writer[cta, q_, k_] - 1
-            seen = c.vt[thread, c.D + c.lt[committer] // 32] >= self.t_stamp[cta, q_, k_]
-            bad = ~(ordered | seen)
-            if bad.any():
-                j = int(np.flatnonzero(bad)[0])
-                earlier = {v: k for k, v in ASYNC_KINDS.items()}[int(kinds[j])].split(".")[0]
-                self._report("async-order", SEC_ASYNC, _instr(self.m, int(self.t_index[cta, q_[j], k_[j]])), ins,
-                             _threads(self.m, [thread]),
-                             f"{what} writes Tensor Memory column {int(k_[j])} that the same thread's completed "
-                             f"tcgen05.{earlier} wrote, and the thread has not observed that completion: "
-                             f"{earlier} -> {what[8:]} is no pipelined pair (§9.7.16.6.2; commit -> mbarrier wait -> "
-                             "tcgen05.fence::after_thread_sync, §9.7.16.6.4.2)")
+            col = c.D + c.lt[committer] // 32
+            stamp = self.t_stamp[cta, q_, k_]
+            bad = ~(ordered | (c.vt[thread, col] >= stamp))
+            if "tcgen05-fence" in self.waived:
+                bad &= c.vc[thread, col] < stamp
+            if not bad.any():
+                continue
+            j = int(np.flatnonzero(bad)[0])
+            earlier = names[int(kinds[j])].split(".")[0]
+            first = _instr(self.m, int(self.t_index[cta, q_[j], k_[j]]))
+            if c.vc[thread, col[j]] >= stamp[j]:
+                self._report("tcgen05-fence", SEC_SYNC, first, ins, _threads(self.m, [thread]),
+                             f"{what} writes Tensor Memory the same thread's completed tcgen05.{earlier} wrote, "
+                             "ordered after its completion by the mbarrier wait alone: tcgen05.fence::after_thread_sync "
+                             "is missing (§9.7.16.6.4.2 example 2)")
+            self._report("async-order", SEC_ASYNC, first, ins, _threads(self.m, [thread]),
+                         f"{what} writes Tensor Memory column {int(k_[j])} that the same thread's completed "
+                         f"tcgen05.{earlier} wrote, and the thread has not observed that completion: "
+                         f"{earlier} -> {what[8:]} is no pipelined pair (§9.7.16.6.2; commit -> mbarrier wait -> "
+                         "tcgen05.fence::after_thread_sync, §9.7.16.6.4.2)")
 
     def begin_effect(self, e: _Effect | None) -> None:
         self.effect = e
@@ -1017,6 +1035,7 @@ class Hazards:
                 self.t_iss[cta, :, lo:hi] = e.thread + 1
                 self.t_iss_ep[cta, :, lo:hi] = e.epoch
                 self.t_akind[cta, :, lo:hi] = ASYNC_KINDS[e.kind]
+                self.t_aseq[cta, :, lo:hi] = e.serial
 
     # -- Tensor Memory an mma reads at completion (A, metadata, scale factors): write-after-read --
 
@@ -1244,6 +1263,36 @@ class Hazards:
                          "the async proxy reads shared memory written (and fenced with fence.proxy.async) by "
                          "another thread, with no synchronization ordering that fence before this instruction")
 
+    def _make_fence_room(self, need: int) -> None:
+        """Room for fence number ``need`` of some thread: first forget the fences no granule refers
+        to any more (renumbering each thread's fences by the ones still referred to), then grow."""
+        if self.pf_epoch.shape[1] >= 16:
+            self._compact_fences()
+            need = int(self.pf_count.max())
+        width = self.pf_epoch.shape[1]
+        if need >= width:
+            grown = np.zeros((self.m.T, max(2 * width, 2 * (need + 1))), dtype=np.int32)
+            grown[:, :width] = self.pf_epoch
+            self.pf_epoch = grown
+
+    def _compact_fences(self) -> None:
+        """Renumber each thread's fence records keeping only those a granule still refers to
+        (``g_pfc`` of a granule it last wrote) and its current count; epochs stay as they were."""
+        T = self.m.T
+        gi = np.flatnonzero(self.g_writer > 0)
+        w = np.concatenate([self.g_writer[gi] - 1, np.arange(T)])
+        k = np.concatenate([self.g_pfc[gi], self.pf_count]).astype(np.int64)
+        span = int(k.max()) + 1
+        keys, inverse = np.unique(w * span + k, return_inverse=True)
+        uw, uk = keys // span, keys % span
+        rank = np.arange(keys.size) - np.searchsorted(uw, uw, side="left")
+        epochs = np.zeros((T, max(16, 2 * (int(rank.max()) + 1))), dtype=np.int32)   # headroom: compact rarely
+        fenced = uk < self.pf_count[uw]
+        epochs[uw[fenced], rank[fenced]] = self.pf_epoch[uw[fenced], uk[fenced]]
+        self.g_pfc[gi] = rank[inverse[:gi.size]]
+        self.pf_count = rank[inverse[gi.size:]].astype(np.int32)
+        self.pf_epoch = epochs
+
     def _proxy_fence_epochs(self, g: np.ndarray, w: np.ndarray) -> np.ndarray:
         """Per granule ``g`` written in the generic proxy by thread ``w``: the writer's epoch at its
         first fence.proxy.async after the write (0: not fenced yet)."""
@@ -1447,10 +1496,32 @@ class _WarpCells:
         return ((ctab.astype(np.int64) * 128 + self.lanes[rows]) * 512 + self.cols[rows]).ravel()
 
 
+class _Chain:
+    """Which of a thread's earlier asynchronous operations execute before its next one, of kind
+    ``later``, through pipelined pairs (:data:`PIPELINED`) alone: ``A`` does when ``A -> X`` is a
+    pair for some operation ``X`` issued after it that does (the next one itself included)."""
+
+    def __init__(self, hist, later: str) -> None:
+        self.hist, self.later = hist, later
+        self.before: dict[int, frozenset] = {}    # serial -> kinds of the ordered operations after it
+        self.pos = len(hist)
+        self.kinds = {later}
+
+    def ordered(self, serial: int, kind: str) -> bool:
+        while self.pos > 0 and self.hist[self.pos - 1][0] > serial:     # walk back to ``serial``, once
+            self.pos -= 1
+            sq, kd = self.hist[self.pos]
+            self.before[sq] = frozenset(self.kinds)
+            if any((kd, k) in PIPELINED for k in self.kinds):
+                self.kinds.add(kd)
+        after = self.before.get(serial, self.kinds) if serial in self.before else self.kinds
+        return any((kind, k) in PIPELINED for k in after)
+
+
 class _Effect:
     """An issued mma/cp/shift: who issued it, when, what the issuer knew, what it reads."""
 
-    __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules", "epoch", "tmem_reads", "kind")
+    __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules", "epoch", "tmem_reads", "kind", "serial")
 
     def __init__(self, thread, index, time, vc, ctas, cols, epoch) -> None:
         self.thread, self.index, self.time, self.vc, self.ctas, self.cols = thread, index, time, vc, ctas, cols
@@ -1458,6 +1529,7 @@ class _Effect:
         self.granules: list[np.ndarray] = []
         self.tmem_reads: list[tuple[int, int, int]] = []     # (cta, lo, hi) read at completion (an MMA's)
         self.kind = "mma"                                    # "mma", "cp", "cp.4x256b" or "shift"
+        self.serial = 0                                      # its place in the thread's issues (op_hist)
 
 
 

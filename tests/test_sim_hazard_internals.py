@@ -122,3 +122,43 @@ def test_a_later_fence_does_not_move_the_fence_of_earlier_writes():
     with pytest.raises(HazardError) as info:
         run_kernel(SimDevice(), hit, "proxy", 128, block=(128, 1, 1))
     assert info.value.rule in ("proxy-fence", "smem-overwrite"), str(info.value)
+
+
+def test_compacting_fence_records_keeps_every_granules_fence_epoch():
+    """``Hazards._compact_fences`` renumbers the per-thread fence records; what each written granule
+    looks up (the writer's first fence after the write, or none yet) must not change."""
+    from ptxsim.hazards import Hazards
+
+    rng = np.random.default_rng(5)
+    T, G = 8, 200
+    hz = object.__new__(Hazards)
+    hz.m = type("M", (), {"T": T})()
+    hz.g_writer = np.zeros(G, dtype=np.int64)
+    hz.g_pfc = np.zeros(G, dtype=np.int32)
+    hz.pf_count = np.zeros(T, dtype=np.int32)
+    hz.pf_epoch = np.zeros((T, 2), dtype=np.int32)
+    hz.pf_wrote = np.zeros(T, dtype=bool)
+    own = np.ones(T, dtype=np.int32)
+    for _ in range(400):           # random writes and fences, as generic_write / fence record them
+        t = int(rng.integers(T))
+        if rng.random() < 0.6:
+            g = rng.integers(G, size=3)
+            hz.g_writer[g], hz.g_pfc[g], hz.pf_wrote[t] = t + 1, hz.pf_count[t], True
+        elif hz.pf_wrote[t]:
+            if hz.pf_count[t] >= hz.pf_epoch.shape[1]:
+                grown = np.zeros((T, 2 * hz.pf_epoch.shape[1]), dtype=np.int32)
+                grown[:, :hz.pf_epoch.shape[1]] = hz.pf_epoch
+                hz.pf_epoch = grown
+            hz.pf_epoch[t, hz.pf_count[t]] = own[t]
+            hz.pf_count[t] += 1
+            hz.pf_wrote[t] = False
+        own[t] += 1
+    g = np.flatnonzero(hz.g_writer > 0)
+    w = hz.g_writer[g] - 1
+    before = hz._proxy_fence_epochs(g, w)
+    assert before.any() and (before == 0).any()
+    width = hz.pf_epoch.shape[1]
+    hz._compact_fences()
+    np.testing.assert_array_equal(hz._proxy_fence_epochs(g, w), before)
+    assert int(hz.pf_count.max()) < hz.pf_epoch.shape[1]
+    assert int(np.unique(hz.g_pfc[g]).size) <= G and width >= 16

@@ -421,3 +421,44 @@ def test_cp_after_the_same_threads_committed_cp_not_yet_observed():
     exc = expect_hazard(PROXY.replace(commit, commit + _CP), "proxy", "async-order", "tcgen05.cp", "tcgen05.cp",
                         block=(128, 1, 1))
     assert "has not observed that completion" in str(exc)
+
+
+def test_pipelined_pairs_order_transitively():
+    """mma -> shift and shift -> cp.4x256b are pairs (§9.7.16.6.2), so mma; shift; cp.4x256b over the
+    same columns executes in order although mma -> cp is no pair; without the shift it is reported."""
+    mma = "    " + SF_MMA + "\n"
+    shift = "    tcgen05.shift.cta_group::1.down [%r32];\n"
+    cp4 = SF_CP.replace("tcgen05.cp.cta_group::1.32x128b.warpx4 [%r38]", "tcgen05.cp.cta_group::1.4x256b [%r32]")
+    assert cp4 != SF_CP
+    run_sf((mma, mma + shift + cp4))
+    with pytest.raises(HazardError) as info:
+        run_sf((mma, mma + cp4))
+    assert info.value.rule == "async-order" and "tcgen05.mma" in info.value.first, str(info.value)
+
+
+def test_a_16x64b_load_reads_the_warps_whole_column_span():
+    """wait-ld over the columns a pending tcgen05.ld reads: a 16x64b load reads two columns per lane
+    pair (§9.7.16.8.1), so a tcgen05.st to the second one before wait::ld is reported."""
+    ld = "    tcgen05.ld.sync.aligned.32x32b.x1.b32 {%r5}, [%r2];\n"
+    assert LDST.count(ld) == 1
+    load16 = ("    tcgen05.ld.sync.aligned.16x64b.x1.b32 {%r5}, [%r2];\n    add.u32 %r6, %r2, 1;\n"
+              "    tcgen05.st.sync.aligned.32x32b.x1.b32 [%r6], {%r1};\n")
+    exc = expect_hazard(LDST.replace(ld, load16), "ldst", "wait-ld", "tcgen05.ld", "tcgen05.st", block=(32, 1, 1))
+    assert "16x64b" in exc.first
+
+
+_AFTER = "    tcgen05.fence::after_thread_sync;                                    // @after\n"
+_SECOND_CP = ("    @!%p2 tcgen05.cp.cta_group::1.128x256b [%r2], %rd3;\n"
+              "    @!%p2 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];\n"
+              "WAIT2:\n"
+              "    mbarrier.try_wait.parity.shared::cta.b64 %p3, [bar], 1;\n"
+              "    @!%p3 bra WAIT2;\n")
+
+
+def test_cp_after_the_same_threads_observed_cp_needs_the_after_fence():
+    """§9.7.16.6.4.2 example 2: commit -> mbarrier wait -> fence::after_thread_sync, then the next op."""
+    run_kernel(SimDevice(), PROXY.replace(_AFTER, _AFTER + _SECOND_CP + _AFTER), "proxy", 128, block=(128, 1, 1))
+    no_fence = PROXY.replace(_AFTER, _SECOND_CP + _AFTER)
+    exc = expect_hazard(no_fence, "proxy", "tcgen05-fence", "tcgen05.cp", "tcgen05.cp", block=(128, 1, 1))
+    assert "after_thread_sync is missing" in str(exc)
+    run_kernel(SimDevice(waive_hazards=("tcgen05-fence",)), no_fence, "proxy", 128, block=(128, 1, 1))
