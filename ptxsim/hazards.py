@@ -39,6 +39,7 @@ SEC_ISSUE = "9.7.16.5"               # issue granularity: .cta_group::2 needs th
 SEC_MBAR_INIT = "9.7.13.15.9"        # mbarrier.init: an object must be initialized before any other mbarrier op
 #: the asynchronous tcgen05 operations the shadow tells apart (Tensor Memory cell -> its last writer's kind)
 ASYNC_KINDS = {"mma": 1, "cp": 2, "cp.4x256b": 3, "shift": 4}
+ASYNC_KIND_NAMES = {code: kind for kind, code in ASYNC_KINDS.items()}
 #: pairs (earlier, later) of one thread that execute in issue order (§9.7.16.6.2; mma -> mma for any
 #: accumulator, the reading docs/sim.md "Choices" explains)
 PIPELINED = {("mma", "mma"), ("cp", "mma"), ("cp.4x256b", "mma"), ("shift", "mma"), ("shift", "cp.4x256b"),
@@ -201,15 +202,21 @@ class Hazards:
             self.ld_waited[s.ix] = len(self.ld_lines) - 1
             self.ld_any = bool((self.ld_last > self.ld_waited).any())
 
-    def cta_exit(self, tc, ctas: np.ndarray) -> None:
+    def _queued(self) -> list:
+        """The issued, uncompleted mma/cp/shift the checker recorded (``Pending`` with ``hz``), in queue order."""
+        tc = self.m.ext.get("tcgen05")
+        if tc is None or not tc.queues:
+            return []
+        return [p for queue in tc.queues.values() for p in queue if p.hz is not None]
+
+    def cta_exit(self, ctas: np.ndarray) -> None:
         """CTAs whose last thread exited: nothing asynchronous of theirs may still be pending."""
         m = self.m
-        for queue in tc.queues.values():
-            for p in queue:
-                if int(m.cta_of[p.thread]) in ctas.tolist() and p.hz is not None:
-                    self._report("exit-pending", SEC_MBAR, _instr(m, p.hz.index), m.prog.code[m.current_pc].instr,
-                                 f"CTA {int(m.cta_of[p.thread])}", f"the CTA exits while a tcgen05.{p.kind} it "
-                                 "issued has not been tracked to completion by tcgen05.commit")
+        for p in self._queued():
+            if int(m.cta_of[p.thread]) in ctas.tolist():
+                self._report("exit-pending", SEC_MBAR, _instr(m, p.hz.index), m.prog.code[m.current_pc].instr,
+                             f"CTA {int(m.cta_of[p.thread])}", f"the CTA exits while a tcgen05.{p.kind} it "
+                             "issued has not been tracked to completion by tcgen05.commit")
         pend = self.t_st_pending[ctas]
         if pend.any():
             c_i, q_i, k_i = np.nonzero(pend)
@@ -578,7 +585,7 @@ class Hazards:
             if same and self.st_records:
                 self._st_over_pending_st(wc, ins)
             if self.ld_records:
-                self._pending_lds(cc, qq, kk, None, ins, what)
+                self._pending_lds(cc, qq, kk, ins, what)
             self.overwrites_async_reads(rd, cc, kk, ins, what, None)
         kinds = self.t_kind[cc, qq, kk]
         done = kinds > 0
@@ -593,20 +600,14 @@ class Hazards:
 
     def _pending_ops(self, cc, kk, ins, what) -> None:
         """Raise when cells (cta ``cc``, column ``kk``) are written by a queued (uncompleted) mma/cp/shift."""
-        tc = self.m.ext.get("tcgen05")
-        if tc is None or not tc.queues:
-            return
-        for queue in tc.queues.values():
-            for p in queue:
-                e = p.hz
-                if e is None:
-                    continue
-                lo, hi = e.cols
-                hit = np.isin(cc, e.ctas) & (kk >= lo) & (kk < hi)
-                if hit.any():
-                    self._report("async-write", SEC_MBAR, _instr(self.m, e.index), ins, _threads(self.m, [e.thread]),
-                                 f"{what} accesses Tensor Memory columns {lo}..{hi - 1} that an issued "
-                                 f"tcgen05.{p.kind} has not completed writing")
+        for p in self._queued():
+            e = p.hz
+            lo, hi = e.cols
+            hit = np.isin(cc, e.ctas) & (kk >= lo) & (kk < hi)
+            if hit.any():
+                self._report("async-write", SEC_MBAR, _instr(self.m, e.index), ins, _threads(self.m, [e.thread]),
+                             f"{what} accesses Tensor Memory columns {lo}..{hi - 1} that an issued "
+                             f"tcgen05.{p.kind} has not completed writing")
 
     def _st_over_pending_st(self, wc: _WarpCells, ins) -> None:
         """A tcgen05.st writes cells an earlier tcgen05.st wrote that its warp has not waited for:
@@ -626,7 +627,7 @@ class Hazards:
                              "tcgen05.st overwrites Tensor Memory cells an earlier tcgen05.st writes before that "
                              "warp's tcgen05.wait::st (st -> st is not pipelined, §9.7.16.6.2: a write-after-write)")
 
-    def _pending_lds(self, cc, qq, kk, warps, ins, what) -> None:
+    def _pending_lds(self, cc, qq, kk, ins, what) -> None:
         for rwarps, rcta, rq, lo, hi, index in self.ld_records:
             for w, c, q_, a, b in zip(rwarps.tolist(), rcta.tolist(), rq.tolist(), lo.tolist(), hi.tolist(), strict=True):
                 hit = (cc == c) & (qq == q_) & (kk >= a) & (kk <= b)
@@ -711,17 +712,13 @@ class Hazards:
     def _queued_by_others(self, thread: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
         """Issued, uncompleted mma/cp/shift of other threads writing these columns: pipelined with
         ``thread``'s MMA only when their issue is ordered before it (§9.7.16.6.4.3)."""
-        tc = self.m.ext.get("tcgen05")
-        if tc is None or not tc.queues:
-            return
-        for queue in tc.queues.values():
-            for p in queue:
-                e = p.hz
-                if e is None or e.thread == thread or cta not in e.ctas.tolist():
-                    continue
-                if e.cols[0] < hi and lo < e.cols[1]:
-                    self._issue_order(thread, np.array([e.thread]), np.array([e.epoch]), e.index, ins, what,
-                                      f"tcgen05.{p.kind} writing its Tensor Memory (pipelined only in issue order)")
+        for p in self._queued():
+            e = p.hz
+            if e.thread == thread or cta not in e.ctas.tolist():
+                continue
+            if e.cols[0] < hi and lo < e.cols[1]:
+                self._issue_order(thread, np.array([e.thread]), np.array([e.epoch]), e.index, ins, what,
+                                  f"tcgen05.{p.kind} writing its Tensor Memory (pipelined only in issue order)")
 
     def _war(self, thread: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
         """The MMA writes D cells other warps read with tcgen05.ld: those loads must be ordered before
@@ -744,7 +741,7 @@ class Hazards:
                 cc = np.full(hi - lo, cta)
                 if self.ld_records:
                     for q_ in range(4):
-                        self._pending_lds(cc, np.full(hi - lo, q_), np.arange(lo, hi), None, ins, what)
+                        self._pending_lds(cc, np.full(hi - lo, q_), np.arange(lo, hi), ins, what)
 
     def mma_reads_cells(self, thread: int, cells, ins, what: str) -> None:
         """An issued MMA reads columns ``(cta, lo, hi)`` (all lanes; its scale factors) at completion:
@@ -880,7 +877,7 @@ class Hazards:
                          "(no tcgen05.wait::st)")
         for q_ in range(4):
             try:
-                self._pending_lds(cc, np.full(ncols, q_), kk, None, ins, what)
+                self._pending_lds(cc, np.full(ncols, q_), kk, ins, what)
             except HazardError as exc:
                 self._report(rule, SEC_ALLOC, exc.first, ins, f"CTA {cta}",
                              f"{what} of columns a tcgen05.ld still reads (no tcgen05.wait::ld)")
@@ -925,44 +922,41 @@ class Hazards:
         # after other warps' tcgen05.ld (WAR) and tcgen05.st (WAW) of them and other threads' mma/cp/shift like
         # an MMA's D (§9.7.16.6.3; §9.7.16.6.4.4 example 1 is ld -> cp)
         what = "tcgen05." + ins.opcode.split(".")[1]
-        if what in ("tcgen05.shift", "tcgen05.cp") and cols[1] > cols[0]:
+        kind = _async_kind(ins)
+        cp_or_shift = kind != "mma" and cols[1] > cols[0]
+        if cp_or_shift:
             self.mma_reads_tmem(thread, np.atleast_1d(np.asarray(ctas)).tolist(), [tuple(cols)], ins, what)
         if cols[1] > cols[0]:
             self.issue_overwrites_async_reads(thread, ctas, cols, ins)
-        if what in ("tcgen05.shift", "tcgen05.cp") and cols[1] > cols[0]:
-            self._same_thread_order(thread, ins, np.atleast_1d(np.asarray(ctas)), cols, what)
-        e = _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
-                    np.asarray(ctas), cols, int(c.own[thread]))
-        e.kind = _async_kind(ins)
+        if cp_or_shift:
+            self._same_thread_order(thread, ins, np.atleast_1d(np.asarray(ctas)), cols, what, kind)
         self.op_serial += 1
-        e.serial = self.op_serial
-        self.op_hist.setdefault(thread, []).append((e.serial, e.kind))
-        return e
+        self.op_hist.setdefault(thread, []).append((self.op_serial, kind))
+        return _Effect(thread, _index(self.m, ins), self.m.steps, (c.vc[thread].copy(), c.vt[thread].copy()),
+                       np.asarray(ctas), cols, int(c.own[thread]), kind, self.op_serial)
 
-    def _same_thread_order(self, thread: int, ins, ctas: np.ndarray, cols, what: str) -> None:
+    def _same_thread_order(self, thread: int, ins, ctas: np.ndarray, cols, what: str, later: str) -> None:
         """A ``cp``/``shift`` of ``thread`` writes columns ``cols`` of ``ctas``: the same thread's
         earlier ``mma``/``cp``/``shift`` writing them is ordered before it only through pipelined
         pairs (§9.7.16.6.2: into a ``cp`` only ``shift -> cp.4x256b``, into a ``shift`` only
         ``mma -> shift``; a chain of pairs through the thread's operations between them orders too:
         each pair executes in issue order), else only once the thread observed its completion
         (commit -> mbarrier wait -> ``fence::after_thread_sync``, §9.7.16.6.4.2): asynchronous
-        operations of one thread are unordered otherwise (§9.7.16.6.1)."""
-        later = _async_kind(ins)
+        operations of one thread are unordered otherwise (§9.7.16.6.1).  ``later``: the
+        :data:`ASYNC_KINDS` key of ``ins``."""
         lo, hi = int(cols[0]), int(cols[1])
         chain = _Chain(self.op_hist.get(thread, ()), later)
-        tc = self.m.ext.get("tcgen05")
-        for queue in (tc.queues.values() if tc is not None else ()):
-            for p in queue:
-                e = p.hz
-                if e is None or e.thread != thread or not (e.cols[0] < hi and lo < e.cols[1]):
-                    continue
-                if np.isin(ctas, e.ctas).any() and not chain.ordered(e.serial, e.kind):
-                    self._report("async-order", SEC_ASYNC, _instr(self.m, e.index), ins, _threads(self.m, [thread]),
-                                 f"{what} writes Tensor Memory columns {max(lo, e.cols[0])}..{min(hi, e.cols[1]) - 1} "
-                                 f"that the same thread's issued tcgen05.{e.kind.split('.')[0]} writes: "
-                                 f"{e.kind.split('.')[0]} -> {what[8:]} is no pipelined pair (§9.7.16.6.2), so the "
-                                 "two may execute in either order (wait for its completion: commit -> mbarrier "
-                                 "wait -> tcgen05.fence::after_thread_sync, §9.7.16.6.4.2)")
+        for p in self._queued():
+            e = p.hz
+            if e.thread != thread or not (e.cols[0] < hi and lo < e.cols[1]):
+                continue
+            if np.isin(ctas, e.ctas).any() and not chain.ordered(e.serial, e.kind):
+                self._report("async-order", SEC_ASYNC, _instr(self.m, e.index), ins, _threads(self.m, [thread]),
+                             f"{what} writes Tensor Memory columns {max(lo, e.cols[0])}..{min(hi, e.cols[1]) - 1} "
+                             f"that the same thread's issued tcgen05.{e.kind.split('.')[0]} writes: "
+                             f"{e.kind.split('.')[0]} -> {what[8:]} is no pipelined pair (§9.7.16.6.2), so the "
+                             "two may execute in either order (wait for its completion: commit -> mbarrier "
+                             "wait -> tcgen05.fence::after_thread_sync, §9.7.16.6.4.2)")
         c = self.clocks
         for cta in ctas.tolist():
             mine = (self.t_kind[cta, :, lo:hi] == 2) & (self.t_iss[cta, :, lo:hi] == thread + 1)
@@ -971,10 +965,10 @@ class Hazards:
             q_, k_ = np.nonzero(mine)
             k_ = lo + k_
             serials, kinds = self.t_aseq[cta, q_, k_], self.t_akind[cta, q_, k_]
-            names = {v: k for k, v in ASYNC_KINDS.items()}
             ops, inverse = np.unique(serials, return_inverse=True)      # a few operations over many cells
             kind_of = dict(zip(serials.tolist(), kinds.tolist(), strict=True))
-            ordered = np.array([chain.ordered(sq, names[kind_of[sq]]) for sq in ops.tolist()], dtype=bool)[inverse]
+            ordered = np.array([chain.ordered(sq, ASYNC_KIND_NAMES[kind_of[sq]]) for sq in ops.tolist()],
+                               dtype=bool)[inverse]
             committer = self.t_writer[cta, q_, k_] - 1
             col = c.D + c.lt[committer] // 32
             stamp = self.t_stamp[cta, q_, k_]
@@ -984,7 +978,7 @@ class Hazards:
             if not bad.any():
                 continue
             j = int(np.flatnonzero(bad)[0])
-            earlier = names[int(kinds[j])].split(".")[0]
+            earlier = ASYNC_KIND_NAMES[int(kinds[j])].split(".")[0]
             first = _instr(self.m, int(self.t_index[cta, q_[j], k_[j]]))
             if c.vc[thread, col[j]] >= stamp[j]:
                 self._report("tcgen05-fence", SEC_SYNC, first, ins, _threads(self.m, [thread]),
@@ -1084,10 +1078,7 @@ class Hazards:
 
     def _queued_reads(self) -> list[_Effect]:
         """Issued, uncompleted MMAs that read Tensor Memory when they execute."""
-        tc = self.m.ext.get("tcgen05")
-        if tc is None or not tc.queues:
-            return []
-        return [p.hz for queue in tc.queues.values() for p in queue if p.hz is not None and p.hz.tmem_reads]
+        return [p.hz for p in self._queued() if p.hz.tmem_reads]
 
     @staticmethod
     def _hits(reads, cc, kk) -> bool:
@@ -1142,15 +1133,16 @@ class Hazards:
         if (last != first).any():           # a store straddling two 16-byte granules
             g = np.concatenate([g, last.ravel()])
             t = np.concatenate([t, t])
+        ins = ins if ins is not None else m.prog.code[m.current_pc].instr
         if self.any_reads:
-            self._after_reads(g, t, ins if ins is not None else m.prog.code[m.current_pc].instr)
+            self._after_reads(g, t, ins)
         if self.g_bsrc is not None:
-            self._bulk_sources_overwritten(g, t, ins if ins is not None else m.prog.code[m.current_pc].instr)
+            self._bulk_sources_overwritten(g, t, ins)
         self.g_writer[g] = t + 1
         self.g_pfc[g] = self.pf_count[t]
         self.pf_wrote[s.idx] = True
         self.g_time[g] = m.steps
-        self.g_index[g] = _index(m, ins if ins is not None else m.prog.code[m.current_pc].instr)
+        self.g_index[g] = _index(m, ins)
 
     def _after_reads(self, g: np.ndarray, t: np.ndarray, ins) -> None:
         """Writes by threads ``t`` to granules ``g`` must follow the completion of every mma/cp that
@@ -1184,16 +1176,14 @@ class Hazards:
 
     # -- bulk stores: the source is read until the issuing thread's wait_group{.read} (§9.7.9.27) --
 
-    def bulk_source(self, thread: int, g: np.ndarray, ins) -> np.ndarray:
-        """A bulk store issued by ``thread`` reads granules ``g`` until the thread's
-        ``cp.async.bulk.wait_group{.read}`` covers its group (:meth:`bulk_source_done`)."""
+    def bulk_source(self, g: np.ndarray, ins) -> None:
+        """A bulk store ``ins`` reads granules ``g`` (distinct) until its thread's
+        ``cp.async.bulk.wait_group{.read}`` covers its group (:meth:`bulk_source_done` with the same ``g``)."""
         if self.g_bsrc is None:
             self.g_bsrc = np.zeros(self.g_writer.size, dtype=np.int32)
             self.g_bsrc_line = np.zeros(self.g_writer.size, dtype=np.int32)
-        g = np.unique(g)
         self.g_bsrc[g] += 1
         self.g_bsrc_line[g] = _index(self.m, ins) + 1
-        return g
 
     def bulk_source_done(self, g: np.ndarray) -> None:
         self.g_bsrc[g] -= 1
@@ -1460,7 +1450,6 @@ class _WarpCells:
         nw = s.n // 32                                   # tcgen05.ld/st: whole warps (checked at issue)
         self.cta = np.asarray(cta).reshape(-1)
         starts = np.arange(nw) * 32
-        self.starts = starts
         self.warps = m.warp_of[s.idx[starts]]
         self.cta_w = self.cta[starts]
         self.q_w = lanes[starts, 0] // 32
@@ -1472,12 +1461,10 @@ class _WarpCells:
         self.cc = self.cta_w[rep]
         self.qq = self.q_w[rep]
         self.rd = (s.idx[starts] - m.lane_of[s.idx[starts]])[rep]
-        self.wr = self.warps[rep]
 
     def exact(self):
-        """(cta, quarter, column, warp) of the columns the warps touch exactly: the span when every
-        column of it is touched (the same columns in all 32 rows of a warp, the 32x32b shapes), else
-        each distinct cell."""
+        """(cta, quarter, column, warp) of the columns the warps touch exactly: a warp's first row
+        when all 32 rows of every warp hold the same columns (the 32x32b shapes), else every cell."""
         nw = self.warps.size
         c3 = self.cols.reshape(nw, 32, -1)
         first = c3[:, 0, :]
@@ -1502,7 +1489,7 @@ class _Chain:
     pair for some operation ``X`` issued after it that does (the next one itself included)."""
 
     def __init__(self, hist, later: str) -> None:
-        self.hist, self.later = hist, later
+        self.hist = hist
         self.before: dict[int, frozenset] = {}    # serial -> kinds of the ordered operations after it
         self.pos = len(hist)
         self.kinds = {later}
@@ -1514,8 +1501,7 @@ class _Chain:
             self.before[sq] = frozenset(self.kinds)
             if any((kd, k) in PIPELINED for k in self.kinds):
                 self.kinds.add(kd)
-        after = self.before.get(serial, self.kinds) if serial in self.before else self.kinds
-        return any((kind, k) in PIPELINED for k in after)
+        return any((kind, k) in PIPELINED for k in self.before.get(serial, self.kinds))
 
 
 class _Effect:
@@ -1523,13 +1509,13 @@ class _Effect:
 
     __slots__ = ("thread", "index", "time", "vc", "ctas", "cols", "granules", "epoch", "tmem_reads", "kind", "serial")
 
-    def __init__(self, thread, index, time, vc, ctas, cols, epoch) -> None:
+    def __init__(self, thread, index, time, vc, ctas, cols, epoch, kind: str, serial: int) -> None:
         self.thread, self.index, self.time, self.vc, self.ctas, self.cols = thread, index, time, vc, ctas, cols
         self.epoch = epoch              # the issuer's epoch at the issue
         self.granules: list[np.ndarray] = []
         self.tmem_reads: list[tuple[int, int, int]] = []     # (cta, lo, hi) read at completion (an MMA's)
-        self.kind = "mma"                                    # "mma", "cp", "cp.4x256b" or "shift"
-        self.serial = 0                                      # its place in the thread's issues (op_hist)
+        self.kind = kind                                     # ASYNC_KINDS key: "mma", "cp", "cp.4x256b", "shift"
+        self.serial = serial                                 # its place in the thread's issues (op_hist)
 
 
 

@@ -164,7 +164,7 @@ class TensorCore:
 
     def on_cta_exit(self, m, ctas: np.ndarray) -> None:
         if m.hz is not None:
-            m.hz.cta_exit(self, ctas)
+            m.hz.cta_exit(ctas)
         for cta in ctas.tolist():
             if self.allocs[cta]:
                 n = sum(self.allocs[cta].values())

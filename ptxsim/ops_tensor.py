@@ -364,7 +364,8 @@ def _compile_store(ins, q, k, ndim: int, op: str | None):
             if m.hz is not None:        # the async proxy reads the source: generic writes need a proxy fence
                 g = np.unique(np.asarray(flat, dtype=np.int64) >> 4)
                 m.hz.async_read(thread, g, ins)
-                perform.hz_source = m.hz.bulk_source(thread, g, ins)    # read until wait_group{.read}
+                m.hz.bulk_source(g, ins)            # read until the thread's wait_group{.read}
+                perform.hz_source = g
             eng.open.setdefault(thread, []).append(perform)
         m.epoch += 1
     return run

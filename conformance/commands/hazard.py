@@ -142,14 +142,18 @@ def handle(args) -> int:
         print(f"pytest exited with {code} (collection or usage error)", file=sys.stderr)
         return code
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(result.to_json()))
+        _write(args.json_out, result)
         return 0
     report(result)
     _save(args.save, result)
     return 0
 
 
+def _write(path: str, result) -> None:
+    Path(path).write_text(json.dumps(result.to_json()))
+
+
 def _save(path: str | None, result) -> None:
     if path:
-        Path(path).write_text(json.dumps(result.to_json()))
+        _write(path, result)
         print(f"saved: {path}")
