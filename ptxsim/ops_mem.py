@@ -12,7 +12,7 @@ import numpy as np
 from ptxsim.errors import SimError
 from ptxsim.machine import cluster_address
 from ptxsim.memory import check_alignment, split_cluster_address
-from ptxsim.ptx_parser import Addr
+from ptxsim.ptx_parser import Addr, Imm
 from ptxsim.ptx_types import TYPES
 from ptxsim.registry import ORDERING, Unsupported, opcode
 
@@ -228,3 +228,33 @@ def compile_prefetch(ins, q, k):
     q.ignore_prefix("L1", "L2", "tensormap")
     k.operands(ins, 1)
     return lambda m, s: None
+
+
+#: the value ``createpolicy`` writes.  A cache policy is an opaque 64-bit value (PTX ISA §9.7.9,
+#: createpolicy) used only as the ``.L2::cache_hint`` operand of loads, stores, atomics and bulk
+#: copies; it changes where data is cached, never a result, so the simulator (one flat memory, no
+#: caches) gives every policy the same value and accepts the hint operand without effect.  Kernels
+#: must not read a policy's bits (the H100 battery records none).
+CACHE_POLICY = np.uint64(0)
+
+
+@opcode("createpolicy")
+def compile_createpolicy(ins, q, k):
+    """``createpolicy.fractional.L2::{primary}{.L2::secondary}.b64 p{, fraction}``,
+    ``createpolicy.range{.global}.L2::{primary}{.L2::secondary}.b64 p, [a], primary-size,
+    total-size`` and ``createpolicy.cvt.L2.b64 p, access-property``: writes :data:`CACHE_POLICY`."""
+    form = q.take("fractional", "range", "cvt", required=True)
+    q.take("global")
+    q.take("L2")
+    priorities = [x for x in q.rest if x.startswith("L2::evict_")]
+    for x in priorities:
+        q.rest.remove(x)
+    q.take_type(("b64",))
+    if form != "cvt" and not 1 <= len(priorities) <= 2:
+        raise Unsupported(f"createpolicy.{form} expects an .L2::evict_* primary priority")
+    counts = {"fractional": (1, 2), "range": (4,), "cvt": (2,)}[form]
+    ops = k.operands(ins, *counts)
+    if form == "fractional" and len(ops) == 2 and isinstance(ops[1], Imm) and not 0.0 < float(ops[1].value) <= 1.0:
+        raise Unsupported(f"createpolicy.fractional expects a fraction in (0.0, 1.0], but got {ops[1].value}")
+    w = k.writer(ops[0], TYPES["b64"])
+    return lambda m, s: w(m, s, CACHE_POLICY)
