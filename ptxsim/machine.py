@@ -339,6 +339,14 @@ class Machine:
         else:
             raise SimError(f"{what}: stores to state space .{space} are not implemented by the simulator")
 
+    def space_of(self, space: str, addrs) -> str:
+        """The state space ``addrs`` of an instruction in ``space`` reach (a generic one resolved
+        by its window; an instruction's addresses in several spaces: the first)."""
+        if space != "generic":
+            return space
+        parts = self._generic_parts(np.atleast_1d(np.asarray(addrs, dtype=np.uint64)))
+        return parts[0][0] if parts else "global"
+
     def _generic_parts(self, a: np.ndarray):
         """Split generic addresses into (space, mask, address in that space) parts."""
         sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + WINDOW_SIZE))
