@@ -6,7 +6,9 @@ thread are cited beside each row).
 operands in ``%xa %xb %xc`` and their views: ``%ua %ub %uc`` (low 32 bits), ``%uah`` (high half
 of a), ``%ha %hb %hc`` (low 16 bits), ``%fa %fb %fc`` (low 32 bits as f32), ``%da %db %dc`` (f64),
 ``%hz`` = 0; the body leaves its 64-bit result in ``%rr``.  The register names are the battery's,
-so a body is the battery's op block.
+so a body is the battery's op block.  ``%r15`` is the thread index and ``%rd15`` the address of
+the thread's row (a at +0), which a body may use as memory; ``decls`` adds module-scope
+declarations (a ``.shared`` buffer).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ptxsim import SimDevice
 from tests.sim_ptx import HEAD90
 
 _KERNEL = HEAD90 + r"""
+DECLS
 .visible .entry rows(.param .u64 in_ptr, .param .u64 out_ptr)
 {
     .reg .pred %p<8>, %ps;
@@ -60,24 +63,24 @@ _KERNEL = HEAD90 + r"""
 """
 
 
-def kernel(body: str) -> str:
-    return _KERNEL.replace("BODY", body)
+def kernel(body: str, decls: str = "") -> str:
+    return _KERNEL.replace("BODY", body).replace("DECLS", decls)
 
 
-def run_rows(body: str, rows) -> list[int]:
+def run_rows(body: str, rows, decls: str = "") -> list[int]:
     """``%rr`` of every row ``(a, b, c)`` (the first three items of each row are used)."""
     dev = SimDevice()
     data = np.array([[int(x) & (2**64 - 1) for x in r[:3]] for r in rows], dtype=np.uint64)
     src = dev.memory.alloc(data.nbytes)
     dev.memory.write(src, data.view(np.uint8).reshape(-1))
     out = dev.memory.alloc(8 * len(rows))
-    dev.run(dev.load(kernel(body)), "rows", [src, out], (1, 1, 1), (len(rows), 1, 1))
+    dev.run(dev.load(kernel(body, decls)), "rows", [src, out], (1, 1, 1), (len(rows), 1, 1))
     return dev.memory.read_array(out, 8 * len(rows)).view(np.uint64).tolist()
 
 
-def check_rows(body: str, rows, what: str) -> None:
+def check_rows(body: str, rows, what: str, decls: str = "") -> None:
     """Each row is ``(thread, a, b, c, expected)``; the message names the row's battery thread."""
-    got = run_rows(body, [r[1:4] for r in rows])
+    got = run_rows(body, [r[1:4] for r in rows], decls)
     bad = [f"thread {r[0]}: a=0x{r[1]:x} b=0x{r[2]:x} c=0x{r[3]:x}: expects 0x{r[4]:x} (H100), but got 0x{g:x}"
            for r, g in zip(rows, got, strict=True) if g != r[4]]
     assert not bad, f"{what}:\n  " + "\n  ".join(bad)
