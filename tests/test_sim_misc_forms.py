@@ -57,3 +57,24 @@ def test_cache_policy_has_no_effect_on_a_load():
     body = ("createpolicy.fractional.L2::evict_last.b64 %rd9, 1.0; "
             "ld.global.L1::evict_last.L2::cache_hint.v2.b32 {%r1, %r2}, [%rd15], %rd9; mov.b64 %rr, {%r1, %r2};")
     check_rows(body, [r + (r[1],) for r in ROWS], "ld.L2::cache_hint")
+
+
+@pytest.mark.parametrize("form", [
+    "createpolicy.fractional.L2::evict_first.b64 %rd9;",
+    "createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64 %rd9, 0.5;",
+    "createpolicy.range.global.L2::evict_last.L2::evict_first.b64 %rd9, [%rd15], 16, 64;",
+    "createpolicy.cvt.L2.b64 %rd9, %xb;",
+])
+def test_createpolicy_forms(form):
+    """Every createpolicy form (PTX ISA §9.7.9, createpolicy) loads and runs; the policy is used by
+    a cache-hinted store and load without changing the data."""
+    body = form + (" st.global.L2::cache_hint.u64 [%rd15+8], %xc, %rd9; "
+                   "ld.global.L2::cache_hint.u64 %rr, [%rd15+8], %rd9;")
+    check_rows(body, [r + (r[3],) for r in ROWS[:2]], form)
+
+
+def test_createpolicy_fraction_out_of_range_is_refused():
+    from ptxsim import SimDevice, UnimplementedError
+    from tests.sim_op_cases import kernel
+    with pytest.raises(UnimplementedError, match=r"fraction in \(0.0, 1.0\]"):
+        SimDevice().load(kernel("createpolicy.fractional.L2::evict_last.b64 %rd9, 1.5;"))
