@@ -12,9 +12,9 @@ import numpy as np
 
 from ptxsim.errors import SimError
 from ptxsim.float_round import flush
-from ptxsim.ops_float import canonical_nan, f64_nan
 from ptxsim.machine import cluster_address
 from ptxsim.memory import check_alignment, split_cluster_address
+from ptxsim.ops_float import canonical_nan, f64_nan
 from ptxsim.ptx_parser import Addr, Imm
 from ptxsim.ptx_types import TYPES
 from ptxsim.registry import ORDERING, Unsupported, opcode
