@@ -4,7 +4,8 @@ narrow float formats (PTX ISA §9.7.9.21).
 Integer sources are extended by their own signedness, then the destination keeps its bits
 (``.sat`` clamps instead); float-to-integer conversions clamp to the destination range (PTX:
 saturation is implied for float-to-integer; infinities clamp too) and give 0 for a NaN, except
-from .f64, where the H100 writes the sign bit alone (0x80000000 / 0x8000000000000000).  f64 NaNs
+from .f64 to a 32- or 64-bit integer, where the H100 writes the sign bit alone (0x80000000 /
+0x8000000000000000).  f64 NaNs
 converted to narrower floats keep their sign and top payload bits and are quieted; widened to
 f64 they are quieted (``cvt.ftz.f64.f32``: 0x7FFFFFFFE0000000) (docs/sim.md).  Float results are correctly rounded in
 ``.rn/.rz/.rm/.rp`` (``ptxsim.float_round``).  Narrow formats use the ml_dtypes codecs: with
@@ -139,8 +140,8 @@ def compile_cvt(ins, q, k):
 def _F64_NAN_TO_INT(dt) -> int:
     """The integer the H100 writes for cvt.rXi.{s,u}{32,64}.f64 of a NaN: the sign bit alone
     (0x80000000 / 0x8000000000000000), unsigned destinations included (docs/sim.md "Hardware
-    behaviours adopted"); the PTX ISA gives 0."""
-    return 1 << (dt.bits - 1)
+    behaviours adopted"); 8- and 16-bit destinations were not measured and keep the PTX ISA's 0."""
+    return 1 << (dt.bits - 1) if dt.bits in (32, 64) else 0
 
 
 def float_to_int(x, dt, nan_value: int = 0):
