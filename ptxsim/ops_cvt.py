@@ -5,9 +5,9 @@ Integer sources are extended by their own signedness, then the destination keeps
 (``.sat`` clamps instead); float-to-integer conversions clamp to the destination range (PTX:
 saturation is implied for float-to-integer; infinities clamp too) and give 0 for a NaN, except
 from .f64 to a 32- or 64-bit integer, where the H100 writes the sign bit alone (0x80000000 /
-0x8000000000000000).  f64 NaNs
-converted to narrower floats keep their sign and top payload bits and are quieted; widened to
-f64 they are quieted (``cvt.ftz.f64.f32``: 0x7FFFFFFFE0000000) (docs/sim.md).  Float results are correctly rounded in
+0x8000000000000000).  f64 NaNs converted to narrower floats keep their sign and top payload bits
+and are quieted; NaNs widened to f64 are quieted (``cvt.ftz.f64.f32``: 0x7FFFFFFFE0000000;
+docs/sim.md "Hardware behaviours adopted").  Float results are correctly rounded in
 ``.rn/.rz/.rm/.rp`` (``ptxsim.float_round``).  Narrow formats use the ml_dtypes codecs: with
 ``.satfinite`` values beyond the largest finite clamp to it and NaN stays NaN (0x7F for
 e4m3/e5m2); formats without NaN (e2m1, e2m3, e3m2) take +MAX_NORM for a NaN input (decision);
