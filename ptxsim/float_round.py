@@ -152,22 +152,11 @@ def fused(a, b, c):
         s = a * b + c
     finite_ab = np.isfinite(a) & np.isfinite(b)
     s = np.where(finite_ab & np.isinf(c), c, s)
-    exact = finite_ab & np.isfinite(c) & (a != 0) & (b != 0)
-    exact_sum = {}
+    exact = finite_ab & np.isfinite(c) & (a != 0) & (b != 0)       # an exact zero sum gives +0
 
     def value(i):
-        exact_sum[i] = Fraction(float(a.flat[i])) * Fraction(float(b.flat[i])) + Fraction(float(c.flat[i]))
-        return exact_sum[i]
-    s2, sgn = _exactly(s, np.zeros(s.shape), exact, value)
-    for i, x in exact_sum.items():           # an exact zero sum: +0 (-0 only when rounding down)
-        if x == 0:
-            s2.flat[i], sgn.flat[i] = 0.0, 0.0
-    return s2, sgn
-
-
-def fma64(a, b, c):
-    """Exact fused multiply-add of float64 values, rounded once to nearest even."""
-    return round_to(*fused(a, b, c), F64, "rn")
+        return Fraction(float(a.flat[i])) * Fraction(float(b.flat[i])) + Fraction(float(c.flat[i]))
+    return _exactly(s, np.zeros(s.shape), exact, value)
 
 
 def step(r, up):
@@ -227,5 +216,5 @@ def to_f64(x):
     return np.asarray(x).astype(F64)
 
 
-__all__ = ["flush", "fma64", "from_fraction", "fused", "product", "quotient", "round_to", "square_root", "step",
+__all__ = ["flush", "from_fraction", "fused", "product", "quotient", "round_to", "square_root", "step",
            "two_prod", "two_sum"]
