@@ -1,7 +1,7 @@
 """Integer arithmetic, logic, shifts, comparisons and basic float instructions (PTX ISA §9.7.1-9.7.3).
 
 Semantics chosen where PTX leaves a result undefined (kernels must not depend on them):
-integer division by zero gives all ones (quotient) / the dividend (remainder); ``fma``/``mad``
+integer division and remainder by zero give all ones (the H100's values); ``fma``/``mad``
 on f32 are computed in f64 and rounded once more to f32 (exact product, one possible double
 rounding of the sum).
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ptxsim import ops_float
+from ptxsim.float_round import flush
 from ptxsim.ops_float import FLOAT_TYPES, compile_arith, compile_negabs
 from ptxsim.ptx_parser import Pair, Vec
 from ptxsim.ptx_types import TYPES
@@ -86,28 +87,47 @@ def compile_mov(ins, q, k):
 
 # -- integer and float arithmetic -----------------------------------------------------------------
 
+def _magnitude(a, t):
+    """|a| as the unsigned type of ``t``'s width (|INT_MIN| = 2^(bits-1) fits)."""
+    u = np.asarray(a).astype(t.udtype)
+    if t.kind == "s":
+        u = np.where(np.asarray(a) < 0, t.udtype(0) - u, u).astype(t.udtype)
+    return u
+
+
+def _negate_where(neg, u, t):
+    """``u`` (unsigned) negated modulo 2^bits where ``neg``, as type ``t``."""
+    return np.where(neg, t.udtype(0) - u, u).astype(t.udtype).view(t.dtype)
+
+
+def _all_ones(t):
+    return np.array(t.mask, dtype=t.udtype).view(t.dtype)
+
+
 def _div_trunc(a, b, t):
+    """Quotient rounded towards zero, on magnitudes (INT_MIN / x exact; INT_MIN / -1 wraps to
+    INT_MIN).  Division by zero gives all ones (PTX leaves it undefined; the H100's value)."""
     a = np.asarray(a)
     b = np.asarray(b)
     if t.kind == "f":
         return a / b
     zero = b == 0
-    bb = np.where(zero, 1, b).astype(t.dtype)
-    if t.kind == "s":
-        qt = np.abs(a.astype(np.int64) if t.bits < 64 else a) // np.abs(bb.astype(np.int64) if t.bits < 64 else bb)
-        qt = np.where((a < 0) ^ (bb < 0), -qt, qt)
-    else:
-        qt = a // bb
-    return np.where(zero, np.array(t.mask, dtype=t.udtype).view(t.dtype), qt)
+    ub = np.where(zero, t.udtype(1), _magnitude(b, t)).astype(t.udtype)
+    q = _magnitude(a, t) // ub
+    neg = ((a < 0) ^ (b < 0)) if t.kind == "s" else False
+    return np.where(zero, _all_ones(t), _negate_where(neg, q, t))
 
 
 def _rem_trunc(a, b, t):
+    """Remainder with the dividend's sign.  Remainder by zero gives all ones (PTX leaves it
+    undefined; the H100 writes all ones at every width: docs/sim.md)."""
     a = np.asarray(a)
     b = np.asarray(b)
     zero = b == 0
-    bb = np.where(zero, 1, b).astype(t.dtype)
-    r = np.fmod(a, bb) if t.kind == "s" else a % bb
-    return np.where(zero, a, r)
+    ub = np.where(zero, t.udtype(1), _magnitude(b, t)).astype(t.udtype)
+    r = _magnitude(a, t) % ub
+    neg = (a < 0) if t.kind == "s" else False
+    return np.where(zero, _all_ones(t), _negate_where(neg, r, t))
 
 
 def _mul_hi(a, b, t):
@@ -151,10 +171,10 @@ def _carry(ins, k, t, op: str, carry_in: bool, carry_out: bool):
         cf = carry_flag(m)
         vals = [np.broadcast_to(np.asarray(r(m, s)).astype(np.uint64), (s.n,)) for r in readers]
         cin = np.array(cf[s.ix]) if carry_in else np.zeros(s.n, dtype=np.uint64)
-        if op.startswith("mad"):
-            a, b = vals[0].astype(ut.dtype), vals[1].astype(ut.dtype)
-            prod = _mul_hi(a, b, ut) if op == "madhi" else (a * b)
-            x, y = np.asarray(prod).astype(np.uint64), vals[2]
+        if op.startswith("mad"):             # .hi of .s32/.s64 is the signed product's upper half
+            a, b = vals[0].astype(ut.dtype).view(t.dtype), vals[1].astype(ut.dtype).view(t.dtype)
+            prod = _mul_hi(a, b, t) if op == "madhi" else (a * b)
+            x, y = np.asarray(prod).astype(ut.dtype).astype(np.uint64), vals[2]
         else:
             x, y = vals
         if t.bits == 32:
@@ -399,3 +419,24 @@ def compile_selp(ins, q, k):
     d, a, b, c = _ops(k, ins, 4)
     ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.pred_reader(c), k.writer(d, t)
     return lambda m, s: w(m, s, np.where(rc(m, s), ra(m, s), rb(m, s)))
+
+
+@opcode("slct")
+def compile_slct(ins, q, k):
+    """``slct{.ftz}.dtype.{s32,f32} d, a, b, c``: d = a where c >= 0, else b (PTX ISA, comparison
+    and selection instructions: slct).  With an .f32 ``c``, -0 counts as >= 0, a NaN ``c`` selects b (the
+    comparison is false) and ``.ftz`` flushes a subnormal ``c`` to zero of its sign first."""
+    ftz = q.flag("ftz")
+    t = q.take_type(INTS + FLOATS + BITS)
+    ct = q.take_type(("s32", "f32"))
+    if ftz and ct.name != "f32":
+        raise Unsupported("slct.ftz expects an .f32 selector")
+    d, a, b, c = _ops(k, ins, 4)
+    ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.reader(c, ct), k.writer(d, t)
+
+    def run(m, s):
+        sel = np.asarray(rc(m, s))
+        if ftz:
+            sel = flush(sel, np.float32)
+        w(m, s, np.where(sel >= 0, ra(m, s), rb(m, s)))
+    return run
