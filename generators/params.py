@@ -17,6 +17,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+#: Axes of a tcgen05.mma case (generators/variants/mma.py): those that change the kernel's
+#: instruction spelling, and those that are runtime parameters of one kernel (docs/generators.md).
+KERNEL_AXES = ("a_operand", "collector", "ashift", "dol", "scale_input_d", "zcm", "scale_vec")
+RUNTIME_AXES = ("b_layout", "enable_input_d", "negate", "selector", "scale_ids", "saturate", "max_shift", "lbo_mode")
+
 
 @dataclass(frozen=True)
 class Params(Mapping):

@@ -14,36 +14,12 @@ import inspect
 import json
 import os
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.clients.model import ClientKernel
+from conformance.clients.model import ClientKernel, Compiled  # noqa: F401  (Compiled: this module's result type)
 
 TRITON_PIN = "3.9.0"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True)
-class Compiled:
-    """What a launch needs from Triton's compile output."""
-
-    ptx: str
-    name: str
-    shared: int
-    num_warps: int
-    num_ctas: int
-    global_scratch_size: int
-    global_scratch_align: int
-    profile_scratch_size: int
-    profile_scratch_align: int
-    tensordesc_meta: tuple
-    triton_version: str
-    scratch_params: bool = True      # Triton's launcher appends the global/profile scratch pointers
-
-
-    @property
-    def threads(self) -> int:
-        return 32 * self.num_warps
 
 
 def triton_or_skip_reason() -> str:

@@ -229,10 +229,10 @@ def compile_program(program: CuteProgram) -> str:
 
 
 def compile_client(kernel):
-    """A corpus ``ClientKernel`` of language ``cute`` as :class:`conformance.clients.build.Compiled`:
+    """A corpus ``ClientKernel`` of language ``cute`` as :class:`conformance.clients.model.Compiled`:
     its family's PTX, its ``extern "C"`` entry, static shared memory only, no scratch parameters
     (a CUDA C++ kernel takes exactly its own parameters)."""
-    from conformance.clients.build import Compiled
+    from conformance.clients.model import Compiled
 
     entry = kernel.fn
     return Compiled(compile_program(entry.program), entry.name, 0, kernel.num_warps, kernel.num_ctas, 0, 1, 0, 1, (),

@@ -128,3 +128,26 @@ class ClientKernel:
     @property
     def target(self) -> str:
         return f"sm_{self.arch}a"
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What a launch needs from Triton's compile output."""
+
+    ptx: str
+    name: str
+    shared: int
+    num_warps: int
+    num_ctas: int
+    global_scratch_size: int
+    global_scratch_align: int
+    profile_scratch_size: int
+    profile_scratch_align: int
+    tensordesc_meta: tuple
+    triton_version: str
+    scratch_params: bool = True      # Triton's launcher appends the global/profile scratch pointers
+
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.num_warps

@@ -32,7 +32,7 @@ from conformance.harness.assembly import selected_cases
 from conformance.harness.case_status import cts_case
 from conformance.harness.compare import ComparisonFailure, save_artifacts
 from conformance.harness.device import CaseCrash, CaseTimeout, check_status
-from conformance.harness.execute_batch import ExecCase, ExecutionService
+from conformance.harness.execute_batch import ExecCase, ExecutionService, service  # noqa: F401  (service: re-exported)
 from conformance.harness.execute_compare import compare_case
 from conformance.harness.gating import require_target
 from conformance.harness.oracles import OracleError, expected
@@ -43,7 +43,6 @@ from generators.params import Case
 from generators.sections import section_ids_of, statements_of
 
 MMA_FAMILIES = ("mma", "mma.sp", "mma.ws", "mma.ws.sp")
-_SERVICES = pytest.StashKey[dict]()
 
 
 # -- which cases -----------------------------------------------------------------------------------
@@ -106,18 +105,6 @@ def parametrize_cases(metafunc, families: Sequence[str]) -> None:
 
 
 # -- one case ----------------------------------------------------------------------------------------
-
-def service(config, device) -> ExecutionService:
-    """This session's service for ``device`` (kept in the config's stash: a later in-process
-    session never sees another session's items or results)."""
-    services = config.stash.setdefault(_SERVICES, {})
-    svc = services.get(id(device))
-    if svc is None or svc.device is not device:
-        for key in [k for k, s in services.items() if s.device is not device][:-1]:
-            del services[key]        # a torn-down device's service (and its modules): keep one other at most
-        svc = services[id(device)] = ExecutionService(config, device)
-    return svc
-
 
 def check_case(xcase: ExecCase, request) -> None:
     """The execution-tier verdict for one case (module docstring)."""

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+import pytest
 
 from conformance.harness.device import CaseBuffers, CaseCrash, CaseResourceError, CaseTimeout
 from conformance.harness.gating import sass_arch, supported_target
@@ -353,3 +354,18 @@ def _worker_queue(config) -> set[int] | None:
                 queued.add(nxt)
             return queued
     return None
+
+
+_SERVICES = pytest.StashKey[dict]()
+
+
+def service(config, device) -> ExecutionService:
+    """This session's service for ``device`` (kept in the config's stash: a later in-process
+    session never sees another session's items or results)."""
+    services = config.stash.setdefault(_SERVICES, {})
+    svc = services.get(id(device))
+    if svc is None or svc.device is not device:
+        for key in [k for k, s in services.items() if s.device is not device][:-1]:
+            del services[key]        # a torn-down device's service (and its modules): keep one other at most
+        svc = services[id(device)] = ExecutionService(config, device)
+    return svc

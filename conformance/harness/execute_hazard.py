@@ -12,8 +12,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.harness.device import CaseCrash, CaseTimeout, check_status
-from conformance.harness.execute import service
-from conformance.harness.execute_batch import ExecCase
+from conformance.harness.execute_batch import ExecCase, service
 from conformance.harness.gating import require_target
 from generators.ptx.broken_patterns import TIMEOUT
 from ptxsim import HazardError

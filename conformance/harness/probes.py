@@ -79,7 +79,7 @@ def _settled_elsewhere(config, device, qid: str, case) -> dict[str, str]:
 
 
 def _observe(config, device, qid: str) -> Observation:
-    from conformance.harness.execute import service
+    from conformance.harness.execute_batch import service
 
     q = question(qid)
     base = dict(qid=qid, pick=q.pick, expected=reading(qid))

@@ -22,7 +22,7 @@ from generators.inputs.block import InBlocks, Preloads, Staging
 from generators.inputs.mma import A_COL, D_COL, LANES, logical_operands, mma_op, place_mma
 from generators.inputs.movement import stage_cp_source
 from generators.inputs.types import SEMANTIC, CaseInputs
-from generators.variants.mma import KERNEL_AXES, RUNTIME_AXES
+from generators.params import KERNEL_AXES, RUNTIME_AXES
 from reference import tmem_mma_operands as TO
 from reference.datapath_layouts import layout_for
 from reference.instr_descriptor import InstrDescriptor

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from generators.pairwise import pairwise
-from generators.params import Case, Params
+from generators.params import KERNEL_AXES, RUNTIME_AXES, Case, Params
 from generators.ptx.mma import MmaSpelling, mma_kernel
 from generators.variants.common import (
     assign_cyclic,
@@ -50,8 +50,6 @@ COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
 DOL_PATTERNS = ("zero", "alternate_lanes", "warp1", "last_warp")
 ZCM_PATTERNS = ("off", "example2", "example4")           # zero-column masks after §9.7.16.4.3 examples
 NEGATE = ("none", "a", "b", "ab")
-KERNEL_AXES = ("a_operand", "collector", "ashift", "dol", "scale_input_d", "zcm", "scale_vec")
-RUNTIME_AXES = ("b_layout", "enable_input_d", "negate", "selector", "scale_ids", "saturate", "max_shift", "lbo_mode")
 
 
 @dataclass(frozen=True)
