@@ -1,5 +1,6 @@
 """cp.async.bulk (non-tensor bulk copy, global -> shared, PTX ISA §9.7.9.25.4.1) with mbarrier
-completion (``.mbarrier::complete_tx::bytes``), in the asynchronous proxy.
+completion (``.mbarrier::complete_tx::bytes``), in the asynchronous proxy.  Bulk stores and
+reductions to global memory (``.bulk_group`` completion) are :mod:`ptxsim.ops_bulk_store`.
 
 Timing model — the latest legal completion, so a kernel that does not wait correctly reads stale
 shared memory: an issued copy reads its source at issue, and writes its destination and signals
