@@ -1,0 +1,91 @@
+"""``tcgen05-cts sim battery``: generate, run on the simulator, compare two result folders."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from conformance.battery.generate import generate
+from conformance.battery.spec import ELEM_BYTES
+from conformance.commands.cli import main
+
+SMALL = ["--only", "ctrl", "--only", "tma_load_u8_sw128", "--only", "bulk_store"]
+
+
+def _run(tmp_path, name: str, seed: int = 3) -> str:
+    out = str(tmp_path / name)
+    assert main(["sim", "battery", "--seed", str(seed), "-o", out, *SMALL]) == 0
+    return out
+
+
+def test_run_twice_then_compare_is_identical(tmp_path, capsys):
+    a, b = _run(tmp_path, "a"), _run(tmp_path, "b")
+    with np.load(f"{a}/outputs.npz") as npz:
+        meta = json.loads(str(npz["meta"]))
+        assert {"out_ctrl", "out_bulk_store", "out_tma_load_u8_sw128_128x16"} <= set(npz.files)
+    assert meta["device"] == "ptxsim" and meta["seed"] == 3 and meta["cases"]["ctrl"]["status"] == "ok"
+    capsys.readouterr()
+    assert main(["sim", "battery", "compare", a, b]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"identical: {a} vs {b}")
+
+
+def test_compare_lists_every_differing_word(tmp_path, capsys):
+    a, b = _run(tmp_path, "a"), _run(tmp_path, "b")
+    with np.load(f"{b}/outputs.npz") as npz:
+        arrays = {k: npz[k].copy() for k in npz.files}
+    arrays["out_ctrl"][8 * 13 * 5 + 1] ^= 0x40          # thread 5, op 1, low word's second byte
+    arrays["out_bulk_store"][0:8] ^= 0xFF               # two words of the destination
+    np.savez(f"{b}/outputs.npz", **arrays)
+    capsys.readouterr()
+    assert main(["sim", "battery", "compare", a, b]) == 1
+    out = capsys.readouterr().out
+    assert "ctrl/loop, data-dependent trip count: 1 words differ" in out
+    assert "ops thread 5 word 0 | inputs a=0x" in out
+    assert "bulk_store: 2 words differ" in out and "dst word 1 |" in out
+    assert out.rstrip().endswith("2 unit(s) differ: " + f"{a} vs {b}")
+
+
+@pytest.mark.parametrize(("argv", "needle"), [
+    (["sim", "battery", "-o", "X"], "expects --seed N and -o DIR"),
+    (["sim", "battery", "--seed", "1", "-o", "X", "--device", "gpu"], "--device expects sim or cuda, but got 'gpu'"),
+    (["sim", "battery", "--seed", "-1", "-o", "X"], "--seed expects 0 <= N < 2^32"),
+    (["sim", "battery", "compare", "X"], "positional arguments expect `compare DIR_A DIR_B`"),
+    (["sim", "battery", "diff", "X", "Y"], "positional arguments expect `compare DIR_A DIR_B`"),
+    (["sim", "battery", "compare", "/nonexistent/a", "/nonexistent/b"], "DIR_A expects a battery result folder"),
+])
+def test_bad_input_is_one_line_exit_2(argv, needle, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1, err
+
+
+def test_compare_refuses_different_batteries(tmp_path, capsys):
+    a, b = _run(tmp_path, "a", seed=3), _run(tmp_path, "b", seed=4)
+    assert main(["sim", "battery", "compare", a, b]) == 2
+    assert "DIR_B expects the same battery, but got seed 3" in capsys.readouterr().err
+
+
+def test_cuda_without_a_gpu_says_so_in_one_line(tmp_path, monkeypatch, capsys):
+    import conformance.harness.device_cuda as device_cuda
+    monkeypatch.setattr(device_cuda, "open_cuda_device", lambda: (None, "no usable CUDA GPU (test)"))
+    assert main(["sim", "battery", "--seed", "1", "-o", str(tmp_path / "c"), "--device", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert err == "tcgen05-cts sim battery: error: --device cuda: no usable CUDA GPU (test)\n"
+
+
+@pytest.mark.parametrize("seed", [1, 7])
+def test_generated_tma_copies_never_trap(tmp_path, seed):
+    """Every TMA case's innermost box start is a multiple of 16 bytes (an H100 traps otherwise), and a
+    narrow store's shared image covers its rows' swizzle spans."""
+    manifest = generate(seed, str(tmp_path))
+    seen = 0
+    for case in manifest["cases"]:
+        maps = [p["tmap"] for p in case["params"] if "tmap" in p]
+        if not maps:
+            continue
+        start = [p["value"] for p in case["params"] if p.get("ptype") == "s32"][0]
+        assert start * ELEM_BYTES[maps[0]["dtype"]] % 16 == 0, case["name"]
+        seen += 1
+    assert seen == 42
