@@ -4,7 +4,7 @@ Every kernel is deterministic given the seed; ``generate(seed, folder)`` makes t
 the steering session's ``gen.py`` that produced the recorded H100 outputs (tests/data/hardware).
 Sections, in the order they draw from the seed's random stream: TMA, bulk copies and stores,
 mbarrier sequences, ALU op blocks (alu64, f64, cvt_int, misc, ldst), warp collectives, matrix,
-cp.async, atomics, control flow.
+cp.async, atomics, control flow, then the 32-bit ALU battery (``alu32``, the h100-alu sequences).
 """
 
 from __future__ import annotations
@@ -13,13 +13,16 @@ import json
 import os
 
 from conformance.battery.gen_alu import add_alu
+from conformance.battery.gen_alu32 import add_alu32
 from conformance.battery.gen_atomics import add_atomics, add_ctrl
 from conformance.battery.gen_bulk import add_bulk, add_mbarrier
 from conformance.battery.gen_tma import add_tma
 from conformance.battery.gen_warp import add_cp_async, add_matrix, add_warp
 from conformance.battery.spec import Battery
 
-SECTIONS = (add_tma, add_bulk, add_mbarrier, add_alu, add_warp, add_matrix, add_cp_async, add_atomics, add_ctrl)
+#: in the order they draw from the seed's stream (new sections go last: earlier cases stay as recorded)
+SECTIONS = (add_tma, add_bulk, add_mbarrier, add_alu, add_warp, add_matrix, add_cp_async, add_atomics, add_ctrl,
+            add_alu32)
 MANIFEST = "manifest.json"
 
 
