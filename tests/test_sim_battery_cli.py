@@ -89,3 +89,41 @@ def test_generated_tma_copies_never_trap(tmp_path, seed):
         assert start * ELEM_BYTES[maps[0]["dtype"]] % 16 == 0, case["name"]
         seen += 1
     assert seen == 42
+
+
+class _SimAsClient:
+    """A stand-in for conformance.clients.cuda's adapter with ptxsim behind it: the same calls
+    (load, memory.alloc/write/read/free, run, tensormap_tiled) the --device cuda path makes."""
+
+    def __init__(self, backend) -> None:
+        from ptxsim import SimDevice, tensormap_tiled
+        self.sim = SimDevice()
+        self.memory = self.sim.memory
+        self.tensormap_tiled = tensormap_tiled
+        self.load = self.sim.load
+
+    def run(self, module, kernel, params, grid, block, shared_bytes=0):
+        self.sim.run(module, kernel, params, grid=grid, block=block, shared_bytes=shared_bytes)
+
+
+def test_cuda_path_plumbing_matches_the_simulator_run(tmp_path, monkeypatch, capsys):
+    """--device cuda with a ptxsim-backed client adapter: same parameters, tensor maps (through the
+    adapter's encoder) and outputs as --device sim, so only the GPU's own answers can differ."""
+    import conformance.clients.cuda as client
+    import conformance.harness.device_cuda as device_cuda
+
+    class Backend:
+        name, compute_capability, driver_version = "stand-in", (9, 0), 0
+
+    monkeypatch.setattr(device_cuda, "open_cuda_device", lambda: (Backend(), ""))
+    monkeypatch.setattr(client, "client_device", _SimAsClient)
+    only = ["--only", "tma_", "--only", "bulk_store", "--only", "ctrl"]
+    gpu, sim = str(tmp_path / "gpu"), str(tmp_path / "sim")
+    assert main(["sim", "battery", "--seed", "2", "-o", gpu, "--device", "cuda", *only]) == 0
+    assert main(["sim", "battery", "--seed", "2", "-o", sim, *only]) == 0
+    with np.load(f"{gpu}/outputs.npz") as npz:
+        meta = json.loads(str(npz["meta"]))
+    assert meta["device"] == "stand-in" and "cuLaunchKernelEx" in meta["launch"]
+    assert all(r["status"] == "ok" for r in meta["cases"].values()) and len(meta["cases"]) == 44
+    capsys.readouterr()
+    assert main(["sim", "battery", "compare", gpu, sim]) == 0, capsys.readouterr().out
