@@ -68,6 +68,11 @@ def engine(m) -> BulkEngine:
 
 @opcode("cp.async.bulk")
 def compile_bulk(ins, q, k):
+    if "prefetch" in q.rest:
+        raise Unsupported("cp.async.bulk.prefetch.L2 (a bulk prefetch into L2) is not modelled")
+    if "shared::cluster" in q.rest and "shared::cta" in q.rest:
+        raise Unsupported("cp.async.bulk.shared::cluster.shared::cta (shared memory to a peer CTA's shared memory) "
+                          "is not modelled")
     dst_space = q.take("shared::cluster", "shared::cta", required=True)
     q.take("global", required=True)
     q.take("mbarrier::complete_tx::bytes", required=True)

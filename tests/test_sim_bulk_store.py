@@ -86,3 +86,14 @@ def test_refusals_say_what_is_wrong(line, needle):
     with pytest.raises(UnimplementedError) as info:
         SimDevice().load(kernel("    " + line))
     assert needle in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize(("line", "needle"), [
+    ("cp.async.bulk.prefetch.L2.global [%rd1], 16;", "cp.async.bulk.prefetch.L2 (a bulk prefetch into L2) is not modelled"),
+    ("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r1], [%r1], 16, [%r1];",
+     "shared memory to a peer CTA's shared memory) is not modelled"),
+])
+def test_other_bulk_forms_are_named_when_refused(line, needle):
+    with pytest.raises(UnimplementedError) as info:
+        SimDevice().load(kernel("    " + line))
+    assert needle in str(info.value), str(info.value)
