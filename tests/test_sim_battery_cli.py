@@ -127,3 +127,21 @@ def test_cuda_path_plumbing_matches_the_simulator_run(tmp_path, monkeypatch, cap
     assert all(r["status"] == "ok" for r in meta["cases"].values()) and len(meta["cases"]) == 44
     capsys.readouterr()
     assert main(["sim", "battery", "compare", gpu, sim]) == 0, capsys.readouterr().out
+
+
+def test_rerun_a_recorded_battery_and_compare_with_the_h100(tmp_path, capsys):
+    import shutil
+    from pathlib import Path
+    data = Path(__file__).parent / "data" / "hardware" / "h100-battery"
+    folder = tmp_path / "seed1"
+    shutil.copytree(data / "seed1", folder)
+    assert main(["sim", "battery", "--rerun", "-o", str(folder), "--only", "bulk_store",
+                 "--only", "tma_load_u8_none"]) == 0
+    assert "tma_load_u8_none_16x8                    error: MemoryFault" in capsys.readouterr().out
+    assert main(["sim", "battery", "compare", str(folder), str(data / "outputs_h100_seed1.npz")]) == 1
+    out = capsys.readouterr().out
+    assert "bulk_store: identical" in out and "tma_load_u8_none_256x4: identical" in out
+    assert "1 case(s) run on neither side (error, ...)" in out      # the misaligned start: both trap
+    assert main(["sim", "battery", "--rerun", "--seed", "1", "-o", str(folder)]) == 2
+    assert main(["sim", "battery", "--rerun", "-o", str(tmp_path / "none")]) == 2
+    assert "--rerun expects -o DIR holding a battery's manifest.json" in capsys.readouterr().err

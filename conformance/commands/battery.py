@@ -1,10 +1,12 @@
 """``tcgen05-cts sim battery``: the instruction battery (:mod:`conformance.battery`).
 
     tcgen05-cts sim battery --seed N -o DIR [--device sim|cuda] [--only SUBSTRING]...
+    tcgen05-cts sim battery --rerun -o DIR [--device sim|cuda] [--only SUBSTRING]...
     tcgen05-cts sim battery compare DIR_A DIR_B [--max N]
 
 The first form generates the battery of seed N into DIR (PTX kernels, inputs, manifest.json), runs
-every case on the device and writes DIR/outputs.npz; the second lists every word in which two
+every case on the device and writes DIR/outputs.npz; the second runs the battery already in DIR
+(a recorded one, e.g. tests/data/hardware/h100-battery/seed1 copied); the third lists every word in which two
 result folders differ (DIR_B may also be a recorded .npz file of DIR_A's battery) and exits 1 when
 any does.  Bad input: one line on stderr naming the argument, exit 2; so is ``--device cuda`` on a
 machine without a usable GPU.
@@ -31,6 +33,7 @@ def add_parser(sub) -> None:
                    help="compare two result folders instead of running")
     p.add_argument("--seed", type=parse_int, default=None, help="the battery's random seed (inputs)")
     p.add_argument("-o", "--output", metavar="DIR", default=None, help="the result folder to write")
+    p.add_argument("--rerun", action="store_true", help="run the battery already in DIR instead of generating one")
     p.add_argument("--device", default="sim", help="sim (ptxsim, default) or cuda (the GPU through the CUDA driver)")
     p.add_argument("--only", action="append", metavar="SUBSTRING", help="run only the cases whose name contains it")
     p.add_argument("--max", type=parse_int, default=None, help="compare: at most N differing words listed per unit")
@@ -53,8 +56,8 @@ def _compare(args: argparse.Namespace) -> int:
     words = args.compare
     if words[0] != "compare" or len(words) != 3:
         raise CliError(f"positional arguments expect `compare DIR_A DIR_B`, but got {' '.join(words)!r}")
-    if args.seed is not None or args.output is not None:
-        raise CliError("compare expects no --seed or -o (it reads two result folders)")
+    if args.seed is not None or args.output is not None or args.rerun:
+        raise CliError("compare expects no --seed, -o or --rerun (it reads two result folders)")
     if args.max is not None and args.max < 1:
         raise CliError(f"--max expects a positive count, but got {args.max}")
     a = _open(open_results, words[1], None, "DIR_A")
@@ -76,20 +79,25 @@ def _open(opener, path: str, manifest_folder, name: str):
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.seed is None or args.output is None:
-        raise CliError("expects --seed N and -o DIR (or `compare DIR_A DIR_B`)")
-    if args.seed < 0 or args.seed >= 2**32:
+    if args.rerun:
+        if args.seed is not None:
+            raise CliError("--rerun expects no --seed (the battery in DIR has its own)")
+        if args.output is None or not os.path.isfile(os.path.join(args.output, "manifest.json")):
+            raise CliError(f"--rerun expects -o DIR holding a battery's manifest.json, but got {args.output}")
+    elif args.seed is None or args.output is None:
+        raise CliError("expects --seed N and -o DIR (or --rerun -o DIR, or `compare DIR_A DIR_B`)")
+    elif args.seed < 0 or args.seed >= 2**32:
         raise CliError(f"--seed expects 0 <= N < 2^32, but got {args.seed}")
     if args.device not in DEVICES:
         raise CliError(f"--device expects sim or cuda, but got {args.device!r}")
     if os.path.exists(args.output) and not os.path.isdir(args.output):
         raise CliError(f"-o expects a folder, but {args.output} is a file")
     runner, meta = _runner(args.device)
-    from conformance.battery.generate import generate
+    from conformance.battery.generate import generate, load_manifest
     from conformance.battery.results import save
 
-    manifest = generate(args.seed, args.output)
-    meta.update(seed=args.seed, cases={})
+    manifest = load_manifest(args.output) if args.rerun else generate(args.seed, args.output)
+    meta.update(seed=manifest.get("seed"), cases={})
     outputs = {}
     start = time.perf_counter()
     for case in manifest["cases"]:
