@@ -6,9 +6,9 @@
 
 The first form generates the battery of seed N into DIR (PTX kernels, inputs, manifest.json), runs
 every case on the device and writes DIR/outputs.npz; the second runs the battery already in DIR
-(a recorded one, e.g. tests/data/hardware/h100-battery/seed1 copied); the third lists every word in which two
-result folders differ (DIR_B may also be a recorded .npz file of DIR_A's battery) and exits 1 when
-any does.  Bad input: one line on stderr naming the argument, exit 2; so is ``--device cuda`` on a
+(a recorded one, e.g. a copy of tests/data/hardware/h100-battery/seed1); the third lists every word
+in which two result folders differ (DIR_B may also be a recorded .npz file of DIR_A's battery) and
+exits 1 when any does.  Bad input: one line on stderr naming the argument, exit 2; so is ``--device cuda`` on a
 machine without a usable GPU.
 """
 
@@ -27,7 +27,7 @@ DEVICES = ("sim", "cuda")
 
 def add_parser(sub) -> None:
     p = sub.add_parser("battery", help="generate, run and compare the instruction battery (sim or GPU)",
-                       description=__doc__.split("\n\n", 1)[1].rsplit("\n\n", 1)[0],
+                       description=__doc__.split("\n\n", 1)[1],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("compare", nargs="*", metavar="compare DIR_A DIR_B",
                    help="compare two result folders instead of running")
