@@ -88,7 +88,7 @@ def test_generated_tma_copies_never_trap(tmp_path, seed):
         start = [p["value"] for p in case["params"] if p.get("ptype") == "s32"][0]
         assert start * ELEM_BYTES[maps[0]["dtype"]] % 16 == 0, case["name"]
         seen += 1
-    assert seen == 42
+    assert seen == 45
 
 
 class _SimAsClient:
@@ -124,7 +124,7 @@ def test_cuda_path_plumbing_matches_the_simulator_run(tmp_path, monkeypatch, cap
     with np.load(f"{gpu}/outputs.npz") as npz:
         meta = json.loads(str(npz["meta"]))
     assert meta["device"] == "stand-in" and "cuLaunchKernelEx" in meta["launch"]
-    assert all(r["status"] == "ok" for r in meta["cases"].values()) and len(meta["cases"]) == 44
+    assert all(r["status"] == "ok" for r in meta["cases"].values()) and len(meta["cases"]) == 47
     capsys.readouterr()
     assert main(["sim", "battery", "compare", gpu, sim]) == 0, capsys.readouterr().out
 

@@ -260,9 +260,18 @@ def add_tma(bat: Battery) -> None:
        note="elementStrides (1,1,3): dim 2 copies ceil(7/3)=3 planes")
     t3("u32_3d_sw64_oob", "uint32", [60, 20, 8], [16, 4, 3], [1, 1, 1], "64B", [50, 18, 6],
        note="OOB in all three dims: zero fill")
+    # added after the H100 run of 2026-11-26 (no draws from the random stream: the recorded cases keep
+    # their inputs): f64 NaN fill, a 3-D narrow box, a narrow box with NaN-filled rows
+    t2("f64_none_oob_hi_nan", "float64", [60, 90], [16, 8], "none", [52, 86], oob="nan_request_zero_fma",
+       note="f64 elements (the f32 source bytes), OOB past both high edges: NaN fill of 8-byte elements")
+    t3("u16_3d_sw64_narrow32", "uint16", [100, 20, 6], [16, 4, 3], [1, 1, 1], "64B", [8, 3, 2],
+       note="3d, inner box 32 B < 64 B span")
+    t2("f32_sw32_narrow16_oob_nan", "float32", [120, 90], [4, 8], "32B", [116, 86], oob="nan_request_zero_fma",
+       note="inner box 16 B < 32 B span, 4 of 8 rows past the edge: NaN fill")
     for (name, dtype, rank, dims, strides, box, est, sw, oob, coords, l2, note) in T:
         e = ELEM_BYTES[dtype]
         coords = aligned_start(coords, e)
+        source = srcs[(rank, min(e, 4))]          # f64 reads the 4-byte source's bytes
         counts = [box[0]] + [-(-b // s) for b, s in zip(box[1:], est[1:], strict=True)]
         box_bytes = int(np.prod(counts)) * e
         rows = box_bytes // (box[0] * e)
@@ -272,7 +281,7 @@ def add_tma(bat: Battery) -> None:
         tmap = {"buffer": "src", "dtype": dtype, "rank": rank, "dims": dims, "strides": strides, "box": box,
                 "estrides": est, "interleave": "none", "swizzle": sw, "l2": l2, "oob": oob}
         bat.case(name=f"tma_load_{name}", ptx=files[rank], kernel=f"tma_load_{rank}d", block=[128],
-                 buffers=[buf_in("src", srcs[(rank, e)]), buf_out("out", 16 + nbytes)],
+                 buffers=[buf_in("src", source), buf_out("out", 16 + nbytes)],
                  params=[{"ptype": "tmap", "tmap": tmap}, p_buf("out")] + [p_val("s32", c) for c in coords]
                  + [p_val("u32", box_bytes), p_val("u32", nbytes)],
                  sections=[{"name": "status", "offset": 0, "bytes": 16, "dtype": "u32", "kind": "words",
