@@ -19,6 +19,7 @@ import numpy as np
 import ptxsim.ops_alu  # noqa: F401  (registers handlers)
 import ptxsim.ops_bits  # noqa: F401
 import ptxsim.ops_bulk  # noqa: F401
+import ptxsim.ops_bulk_store  # noqa: F401
 import ptxsim.ops_cp_async  # noqa: F401
 import ptxsim.ops_ctrl  # noqa: F401
 import ptxsim.ops_cvt  # noqa: F401

@@ -1,5 +1,6 @@
 """cp.async.bulk (non-tensor bulk copy, global -> shared, PTX ISA §9.7.9.25.4.1) with mbarrier
-completion (``.mbarrier::complete_tx::bytes``), in the asynchronous proxy.
+completion (``.mbarrier::complete_tx::bytes``), in the asynchronous proxy.  Bulk stores and
+reductions to global memory (``.bulk_group`` completion) are :mod:`ptxsim.ops_bulk_store`.
 
 Timing model — the latest legal completion, so a kernel that does not wait correctly reads stale
 shared memory: an issued copy reads its source at issue, and writes its destination and signals
@@ -67,6 +68,11 @@ def engine(m) -> BulkEngine:
 
 @opcode("cp.async.bulk")
 def compile_bulk(ins, q, k):
+    if "prefetch" in q.rest:
+        raise Unsupported("cp.async.bulk.prefetch.L2 (a bulk prefetch into L2) is not modelled")
+    if "shared::cluster" in q.rest and "shared::cta" in q.rest:
+        raise Unsupported("cp.async.bulk.shared::cluster.shared::cta (shared memory to a peer CTA's shared memory) "
+                          "is not modelled")
     dst_space = q.take("shared::cluster", "shared::cta", required=True)
     q.take("global", required=True)
     q.take("mbarrier::complete_tx::bytes", required=True)

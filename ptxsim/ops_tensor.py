@@ -9,13 +9,15 @@ operand is a kernel parameter named directly (``[tmap, {..}]``), a generic addre
 or ``.global``/``.const`` address of a copy in global memory; it must be 64-byte aligned.
 
 Load (global -> shared, ``.mbarrier::complete_tx::bytes``): coordinates are signed 32-bit
-element indices, innermost first.  Along dimension ``d`` the box covers ``c_d + k * s_d`` for
-``k < ceil(box_d / s_d)`` (``s_d`` the element stride; ignored for dimension 0, as the driver API
-says).  Elements outside ``0 <= i < globalDim`` read as zero, or as an all-ones quiet NaN
-(f16/bf16 ``0x7FFF``, f32 ``0x7FFFFFFF``, f64 ``0x7FFF...F``: the simulator's choice of "special
-NaN") with ``oobFill nan_request_zero_fma``.  The box lands densely (innermost first) from
-``dstMem`` and is then swizzled by shared-memory ADDRESS (CUDA C++ Programming Guide, "TMA
-Swizzle"; CUTLASS ``Swizzle<B,4,3>``)::
+element indices, innermost first; the innermost start ``c_0 * elementSize`` must be a multiple of
+16 bytes (an H100 traps otherwise: :func:`check_start_aligned`).  Along dimension ``d`` the box
+covers ``c_d + k * s_d`` for ``k < ceil(box_d / s_d)`` (``s_d`` the element stride; ignored for
+dimension 0, as the driver API says).  Elements outside ``0 <= i < globalDim`` read as zero, or
+with ``oobFill nan_request_zero_fma`` as 0x7FF7 in every 16 bits (what an H100 wrote, f32
+elements included: 0x7FF77FF7).  The box lands from ``dstMem``, innermost first, one inner row per
+swizzle span (dense without swizzle; a row narrower than the span leaves the rest of its span
+untouched: :func:`box_row_pitch`), and is then swizzled by shared-memory ADDRESS (CUDA C++
+Programming Guide, "TMA Swizzle"; CUTLASS ``Swizzle<B,4,3>``)::
 
     32B:  a ^ (((a >> 7) & 1) << 4)      64B: a ^ (((a >> 7) & 3) << 4)     128B: a ^ (((a >> 7) & 7) << 4)
     128B_atom_32B: a ^ (((a >> 7) & 3) << 5)   (CUTLASS Swizzle<2,5,2>)
@@ -24,10 +26,8 @@ Swizzle"; CUTLASS ``Swizzle<B,4,3>``)::
 
 Alignment (simulator choices, stricter than the guide, which allows an offset pattern):
 ``dstMem`` 128-byte aligned always (PTX), and a swizzled box must start on its pattern repeat
-(32B: 256, 64B: 512, 128B: 1024, 128B_atom_32B(+flip): 512, 128B_atom_64B: 256 bytes); a
-swizzled box's inner dimension must fill the swizzle span exactly (how the hardware places
-narrower rows is not documented precisely; refused, never guessed).  Interleaved maps and the
-packed sub-byte types are refused when copied.
+(32B: 256, 64B: 512, 128B: 1024, 128B_atom_32B(+flip): 512, 128B_atom_64B: 256 bytes).
+Interleaved maps and the packed sub-byte types are refused when copied.
 
 Loads land through :mod:`ptxsim.ops_bulk`'s queue, in issue order with the other bulk copies: the
 global source is read at issue; shared memory is
@@ -66,8 +66,11 @@ DIMS = {"1d": 1, "2d": 2, "3d": 3, "4d": 4, "5d": 5}
 #: swizzle -> (xor mask source bits (a >> 7) & m, shift of the xored field, pattern repeat in bytes)
 SWIZZLE = {"none": (0, 4, 128), "32B": (1, 4, 256), "64B": (3, 4, 512), "128B": (7, 4, 1024),
            "128B_atom_32B": (3, 5, 512), "128B_atom_32B_flip_8B": (3, 5, 512), "128B_atom_64B": (1, 6, 256)}
-NAN_FILL = {"float16": 0x7FFF, "bfloat16": 0x7FFF, "float32": 0x7FFF_FFFF, "float32_ftz": 0x7FFF_FFFF,
-            "tfloat32": 0x7FFF_FFFF, "tfloat32_ftz": 0x7FFF_FFFF, "float64": 0x7FFF_FFFF_FFFF_FFFF}
+#: out-of-bound fill of ``oobFill nan_request_zero_fma``: 0x7FF7 in every 16 bits, whatever the element
+#: size (measured on an H100 for f16, bf16 and f32 elements; f64 inferred from the same pattern)
+NAN_FILL_HALF = 0x7FF7
+#: the innermost box start must be a multiple of this many bytes (the H100 traps otherwise)
+START_ALIGN = 16
 
 
 def swizzle_addresses(addr: np.ndarray, swizzle: str) -> np.ndarray:
@@ -155,11 +158,18 @@ def _check_copyable(t: TensorMap, ndim: int, what: str) -> None:
         raise SimError(f"{what}: interleaved tensor maps ({t.interleave}) are not modelled by the simulator")
     if t.element_bytes == 0:
         raise SimError(f"{what}: packed data type {t.dtype} is not modelled by the simulator")
-    span = SWIZZLE_SPAN[t.swizzle]
-    if span and t.box_dims[0] * t.element_bytes != span:
-        raise SimError(f"{what}: with swizzle {t.swizzle} the simulator expects the box's inner dimension to fill the "
-                       f"{span}-byte span, but got {t.box_dims[0] * t.element_bytes} bytes (the hardware's placement of "
-                       "narrower rows is not modelled)")
+
+
+def check_start_aligned(t: TensorMap, coords, ins) -> None:
+    """The innermost box start ``coords[0] * elementSize`` must be a multiple of 16 bytes: an H100
+    traps (illegal instruction at the UTMALDG/UTMASTG) on every copy whose start is not, loads,
+    stores and reductions alike, in or out of bounds (22 of 22 such copies trapped, 20 of 20
+    aligned ones ran; docs/sim.md "Hardware behaviours adopted").  The PTX ISA states no such rule."""
+    start = int(coords[0]) * t.element_bytes
+    if start % START_ALIGN:
+        raise MemoryFault(f"{ins.opcode}: a tensor copy's innermost box start (coordinate x element size) expects a "
+                          f"multiple of {START_ALIGN} bytes (the H100 traps with an illegal instruction otherwise), "
+                          f"but got coordinate {int(coords[0])} x {t.element_bytes} B = {start} bytes")
 
 
 def box_elements(t: TensorMap, coords) -> tuple[np.ndarray, np.ndarray]:
@@ -181,6 +191,23 @@ def box_elements(t: TensorMap, coords) -> tuple[np.ndarray, np.ndarray]:
     return offset.reshape(-1), valid.reshape(-1)
 
 
+def box_row_pitch(t: TensorMap) -> int:
+    """Shared-memory bytes between the box's inner rows.  Without swizzle the rows are dense; with a
+    swizzle each row starts on a new swizzle span, so a row narrower than the span leaves the rest
+    of its span untouched (as an H100 placed the 7 narrow boxes of the h100-battery, loads and
+    stores; the span's 16-byte chunks are then permuted by address as usual)::
+
+        row r, byte b of the box  ->  swizzle(dst + r * span + b)        (b < rowBytes <= span)
+    """
+    row = t.box_counts[0] * t.element_bytes
+    return max(row, SWIZZLE_SPAN[t.swizzle])
+
+
+def box_footprint(t: TensorMap) -> int:
+    """Bytes of shared memory the box spans (its rows at :func:`box_row_pitch`)."""
+    return t.box_bytes // (t.box_counts[0] * t.element_bytes) * box_row_pitch(t)
+
+
 def _shared_layout(m, t: TensorMap, shared_addr: int, what: str) -> np.ndarray:
     """Swizzled CTA-relative shared addresses (int64) of the box's bytes starting at ``shared_addr``."""
     _, _, repeat = SWIZZLE[t.swizzle]
@@ -190,18 +217,29 @@ def _shared_layout(m, t: TensorMap, shared_addr: int, what: str) -> np.ndarray:
     if t.swizzle != "none" and shared_addr % repeat:
         raise MemoryFault(f"{what}: with swizzle {t.swizzle} the simulator expects the box to start on the pattern's "
                           f"{repeat}-byte repeat, but got shared address 0x{shared_addr:x}")
-    if shared_addr - SHARED_BASE < 0 or shared_addr - SHARED_BASE + t.box_bytes > m.smem_bytes:
-        raise MemoryFault(f"{what}: a box of {t.box_bytes} bytes at shared address 0x{shared_addr:x} runs outside the "
-                          f"CTA's {m.smem_bytes} bytes of shared memory at 0x{SHARED_BASE:x}")
-    return swizzle_addresses(shared_addr + np.arange(t.box_bytes, dtype=np.int64), t.swizzle)
+    footprint = box_footprint(t)
+    if shared_addr - SHARED_BASE < 0 or shared_addr - SHARED_BASE + footprint > m.smem_bytes:
+        raise MemoryFault(f"{what}: a box spanning {footprint} bytes at shared address 0x{shared_addr:x} runs outside "
+                          f"the CTA's {m.smem_bytes} bytes of shared memory at 0x{SHARED_BASE:x}")
+    row = t.box_counts[0] * t.element_bytes
+    dense = np.arange(t.box_bytes, dtype=np.int64)
+    linear = dense // row * box_row_pitch(t) + dense % row
+    return swizzle_addresses(shared_addr + linear, t.swizzle)
+
+
+def oob_fill_value(t: TensorMap) -> int:
+    """The element an out-of-bound box position reads as: zero, or with ``nan_request_zero_fma``
+    0x7FF7 repeated in every 16 bits (an H100 wrote 0x7FF7 for f16/bf16 and 0x7FF77FF7 for f32)."""
+    if t.oob_fill != "nan_request_zero_fma":
+        return 0
+    return int.from_bytes(NAN_FILL_HALF.to_bytes(2, "little") * (t.element_bytes // 2), "little")
 
 
 def _gather_box(m, t: TensorMap, coords) -> np.ndarray:
     """The box's bytes (uint8, dense, innermost first) read from global memory, OOB filled."""
     e = t.element_bytes
     offset, valid = box_elements(t, coords)
-    fill = NAN_FILL.get(t.dtype, 0) if t.oob_fill == "nan_request_zero_fma" else 0
-    elements = np.full(offset.size, fill, dtype=np.uint64)
+    elements = np.full(offset.size, oob_fill_value(t), dtype=np.uint64)
     if valid.any():
         addrs = np.uint64(t.global_address) + offset[valid].astype(np.uint64)
         elements[valid] = m.gmem.gather(addrs, 8 * e, "cp.async.bulk.tensor source").astype(np.uint64)
@@ -276,6 +314,7 @@ def compile_tensor(ins, q, k):
         for j in range(s.n):
             t = _decode(m, maps[j], ins)
             _check_copyable(t, ndim, what)
+            check_start_aligned(t, coords[j], ins)
             d_cta, d_off = divmod(int(dflat[j]), m.smem_bytes)
             m_cta, m_off = divmod(int(mwords[j]) * 8, m.smem_bytes)
             layout = _shared_layout(m, t, d_off + SHARED_BASE, what) - SHARED_BASE
@@ -312,7 +351,8 @@ INT_DTYPES = {"uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "int3
 FLOAT_DTYPES = {"float16": np.float16, "float32": np.float32, "float32_ftz": np.float32, "float64": np.float64}
 
 
-def _reduce(op: str, dtype: str, old: np.ndarray, new: np.ndarray) -> np.ndarray:
+def reduce_elements(op: str, dtype: str, old: np.ndarray, new: np.ndarray,
+                    what: str = "cp.reduce.async.bulk.tensor") -> np.ndarray:
     """``op`` of the raw little-endian elements (uint8 views) ``old`` and ``new``; raw result."""
     if dtype == "bfloat16":
         import ml_dtypes
@@ -320,11 +360,11 @@ def _reduce(op: str, dtype: str, old: np.ndarray, new: np.ndarray) -> np.ndarray
     else:
         npt = INT_DTYPES.get(dtype) or FLOAT_DTYPES.get(dtype)
     if npt is None:
-        raise SimError(f"cp.reduce.async.bulk.tensor: data type {dtype} is not modelled")
+        raise SimError(f"{what}: data type {dtype} is not modelled")
     a, b = old.view(npt), new.view(npt)
     isfloat = dtype in FLOAT_DTYPES or dtype == "bfloat16"
     if op in ("and", "or", "xor", "inc", "dec") and isfloat:
-        raise SimError(f"cp.reduce.async.bulk.tensor .{op} expects an integer tensor map, but got {dtype}")
+        raise SimError(f"{what} .{op} expects integer elements, but got {dtype}")
     if op == "add":
         r = (a.astype(np.float32) + b.astype(np.float32)).astype(npt) if dtype in ("float16", "bfloat16") else a + b
     elif op == "min":
@@ -357,6 +397,7 @@ def _compile_store(ins, q, k, ndim: int, op: str | None):
         for j, thread in enumerate(s.idx.tolist()):
             t = _decode(m, maps[j], ins)
             _check_copyable(t, ndim, what)
+            check_start_aligned(t, coords[j], ins)
             cta, off = divmod(int(sflat[j]), m.smem_bytes)
             flat = cta * m.smem_bytes + _shared_layout(m, t, off + SHARED_BASE, what) - SHARED_BASE
             perform = _store_op(m, t, coords[j].copy(), flat, op)
@@ -383,7 +424,7 @@ def _store_op(m, t: TensorMap, coords, flat: np.ndarray, op: str | None):
         byte_addrs = (addrs[:, None] + np.arange(e, dtype=np.uint64)).reshape(-1)
         if op is not None:
             old = m.gmem.gather(byte_addrs, 8, "cp.reduce.async.bulk.tensor destination")
-            data = _reduce(op, t.dtype, np.ascontiguousarray(old), np.ascontiguousarray(data).reshape(-1))
+            data = reduce_elements(op, t.dtype, np.ascontiguousarray(old), np.ascontiguousarray(data).reshape(-1))
         m.gmem.scatter(byte_addrs, np.ascontiguousarray(data).reshape(-1), 8, "cp.async.bulk.tensor destination")
         m.epoch += 1
     return perform
@@ -472,4 +513,4 @@ def compile_fence_tensormap(ins, q, k):
     return lambda m, s: None
 
 
-__all__ = ["TensorEngine", "box_elements", "compile_tensor", "engine", "swizzle_addresses"]
+__all__ = ["TensorEngine", "box_elements", "compile_tensor", "engine", "reduce_elements", "swizzle_addresses"]

@@ -210,6 +210,45 @@ def test_oob_nan_request_zero_fma_fills_nan_for_floats():
     assert np.array_equal(got[~np.isnan(want)], want[~np.isnan(want)])
 
 
+def test_oob_nan_fill_is_0x7ff7_in_every_16_bits():
+    """The H100's fill (recorded bf16 and f32 images): 0x7FF7 halves, 0x7FF77FF7 for f32 elements."""
+    a = _array((6, 32), np.float32, seed=3)
+    img = run_load(a, [32, 0], [16, 2], dtype="float32", oob_fill="nan_request_zero_fma")
+    assert (img[:16 * 2 * 4].view(np.uint32) == 0x7FF77FF7).all()
+    h = _array((6, 64), np.float16, seed=3)
+    img = run_load(h, [56, 4], [16, 4], dtype="float16", oob_fill="nan_request_zero_fma")
+    box = img[:16 * 4 * 2].view(np.uint16).reshape(4, 16)
+    assert (box[2:] == 0x7FF7).all() and (box[:, 8:] == 0x7FF7).all()
+    assert np.array_equal(box[:2, :8], h[4:6, 56:64].view(np.uint16))
+
+
+@pytest.mark.parametrize(("dtype", "start"), [("float16", 3), ("float32", -3), ("uint8", 5)])
+def test_misaligned_innermost_start_faults_as_the_h100_traps(dtype, start):
+    """An H100 trapped on every TMA copy whose innermost start was not a multiple of 16 bytes."""
+    a = _array((8, 64), np.dtype(dtype) if dtype != "uint8" else np.uint8, seed=5)
+    with pytest.raises(MemoryFault) as info:
+        run_load(a, [start, 0], [32, 4], dtype=dtype)
+    text = str(info.value)
+    assert "innermost box start" in text and "multiple of 16 bytes" in text and "line " in text, text
+
+
+@pytest.mark.parametrize(("swizzle", "span", "inner"), [("32B", 32, 8), ("64B", 64, 16), ("64B", 64, 24),
+                                                        ("128B", 128, 8), ("128B", 128, 48)])
+def test_narrow_box_rows_start_one_swizzle_span_apart(swizzle, span, inner):
+    """Rows narrower than the span: each starts on its own span, then the address swizzle (the
+    placement of the 7 recorded H100 narrow boxes); the rest of each span is not written."""
+    a = _array((20, 64), np.float16, seed=6)
+    rows = 8
+    img = run_load(a, [0, 0], [inner, rows], dtype="float16", swizzle=swizzle)
+    box = box_of(a, [0, 0], [inner, rows]).view(np.uint8).reshape(rows, inner * 2)
+    expect = np.full(SMEM, STALE, dtype=np.uint8)
+    for r in range(rows):
+        row = swizzle_image(box[r], swizzle, base=BUF + r * span, size=SMEM - r * span)
+        written = row != STALE
+        expect[r * span:][written] = row[written]
+    assert np.array_equal(img, expect)
+
+
 def test_box_entirely_out_of_bounds_still_completes_its_bytes():
     a = _array((4, 32), np.uint8, seed=4)
     img = run_load(a, [64, 100], [32, 4], dtype="uint8")
@@ -364,11 +403,12 @@ def unswizzled_box(image: np.ndarray, mode: str, nbytes: int) -> np.ndarray:
 def test_store_writes_in_bound_elements_only(swizzle, inner):
     initial = _array((30, 80), np.float16, seed=8)
     image = np.random.default_rng(9).integers(0, 256, size=SMEM, dtype=np.uint8)
-    coords, box = [80 - inner // 2, 26], [inner, 8]     # half the columns and half the rows out of bounds
+    keep = inner // 2 // 8 * 8                          # columns in bounds; the start stays 16-byte aligned
+    coords, box = [80 - keep, 26], [inner, 8]           # the other columns and half the rows out of bounds
     got = run_store(initial, image, coords, box, dtype="float16", swizzle=swizzle)
     tile = unswizzled_box(image, swizzle, inner * 8 * 2).view(np.float16).reshape(8, inner)
     want = initial.copy()
-    want[26:30, 80 - inner // 2:80] = tile[:4, :inner // 2]
+    want[26:30, 80 - keep:80] = tile[:4, :keep]
     assert np.array_equal(got.view(np.uint16), want.view(np.uint16))
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from conformance.commands.battery import add_parser as add_battery_parser
 from conformance.commands.cli import CliError, parse_int
 
 PROG = "tcgen05-cts sim run"
@@ -324,3 +325,4 @@ def register(subparsers) -> None:
     run.add_argument("--faults-from", action="append", metavar="FILE", help="activate the FAULTS of a fault file")
     run.add_argument("--max-steps", type=parse_int, default=50_000_000, help="instruction issue limit (StepLimit)")
     run.set_defaults(func=run_handler)
+    add_battery_parser(sub)
