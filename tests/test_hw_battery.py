@@ -42,13 +42,10 @@ CASES = {c["name"]: c for c in MANIFEST["cases"]}
 #: other rows and checks that the stale ones hold the fill (the generator now writes the whole span).
 STALE_SHARED = {"tma_store_bf16_sw128_32x8_narrow64": "rows 4-7 come from shared memory the kernel never wrote"}
 
-_NAN = "NaN payloads / canonical NaN (issue 24: the H100 writes canonical NaNs)"
-_RZ64 = "f64 .rz/.rm/.rp overflow gives Inf instead of the largest finite value, div.rz 1 ulp"
 _NOT_MODELLED = "not modelled by ptxsim yet (refused at load; issue 24: model every form in the batteries)"
-_CRASH = "cvt.rXi.{s,u}64.f64 of +-Inf raises a Python OverflowError, not a SimError"
 
-_MACHINE = ("a machine fact, not instruction semantics: the H100 has 132 SMs and 64 warp slots per SM, ptxsim "
-            "reports its own smaller machine")
+_MACHINE = ("a machine fact, not instruction semantics: the H100 has 132 SMs; ptxsim numbers "
+            "one SM per CTA (docs/sim.md, Hardware behaviours adopted)")
 
 
 def _table(*groups: tuple[str, tuple[str, ...]]) -> dict[str, str]:
@@ -58,59 +55,14 @@ def _table(*groups: tuple[str, tuple[str, ...]]) -> dict[str, str]:
 #: "case/op" -> reason: the differences still open (the branches alu and alu64 fix most of them);
 #: delete an entry when its test starts passing (strict xfail fails it until then).
 KNOWN: dict[str, str] = _table(
-    (_CRASH, (
-        'f64/cvt.rni.s64.f64', 'f64/cvt.rni.u64.f64', 'f64/cvt.rzi.s64.f64', 'f64/cvt.rzi.u64.f64',
-        'f64/cvt.rmi.s64.f64', 'f64/cvt.rmi.u64.f64', 'f64/cvt.rpi.s64.f64', 'f64/cvt.rpi.u64.f64')),
     (_NOT_MODELLED, (
         'alu64/brev.b64', 'alu64/bfind.u64', 'alu64/bfind.s64', 'alu64/bfind.shiftamt.u64', 'alu64/sad.u64',
-        'f64/fma.rz.f64', 'f64/fma.rm.f64', 'f64/fma.rp.f64', 'f64/cvt.sat.f64.f64', 'f64/copysign.f64',
-        'f64/testp.finite.f64', 'f64/testp.infinite.f64', 'f64/testp.number.f64', 'f64/testp.notanumber.f64',
-        'f64/testp.normal.f64', 'f64/testp.subnormal.f64', 'misc/prmt.b32.f4e', 'misc/prmt.b32.b4e',
-        'misc/prmt.b32.rc8', 'misc/prmt.b32.ecl', 'misc/prmt.b32.ecr', 'misc/prmt.b32.rc16',
-        'misc/slct.s32.s32', 'misc/slct.f32.s32', 'misc/slct.b32.f32', 'misc/slct.ftz.b32.f32',
-        'misc/slct.u64.s32', 'misc/slct.f64.f32', 'misc/set.lt.u32.s32', 'misc/set.eq.f32.u32',
-        'misc/set.ne.and.u32.s32', 'misc/set.gt.s32.u64', 'misc/%is_explicit_cluster',
-        'misc/mul24.lo.s32 / mul24.hi.s32', 'ldst/ld.L2::cache_hint + createpolicy',
-        'warp/match.any.b32 4 values', 'warp/match.any.b32 random', 'warp/match.any.b64', 'warp/match.all.b32',
-        'warp/match.all.b64', 'warp/match.all.b32 no pred', 'warp/match.any half-warps',
-        'warp/redux.sync.add.u32', 'warp/redux.sync.add.s32', 'warp/redux.sync.min.u32',
-        'warp/redux.sync.min.s32', 'warp/redux.sync.max.u32', 'warp/redux.sync.max.s32',
-        'warp/redux.sync.and.b32', 'warp/redux.sync.or.b32', 'warp/redux.sync.xor.b32',
-        'warp/redux.sync.add.u32 small', 'warp/redux.sync.min.s32 half-warps',
-        'warp/redux.sync.or.b32 mask=%fm', 'warp_partial/redux.sync.add.u32 mask=%fm',
-        'warp_partial/match.any.b32 mask=%fm', 'atomics/g red.add.noftz.f16 small ints',
-        'atomics/g atom.add.noftz.f16x2 distinct', 'atomics/g atom.add.noftz.bf16x2 distinct',
-        'atomics/g atom.cas.b16 distinct')),
-    ("div.s64 with INT64_MIN: the H100 gives other quotients", (
-        'alu64/div.s64', 'alu64/div.s64.small')),
-    ("64-bit rem by zero: the H100 gives all ones", (
-        'alu64/rem.u64', 'alu64/rem.s64', 'alu64/rem.s64.small', 'alu64/rem.u64.small')),
-    ("bfe/bfi .b64 with positions/lengths past 63", (
-        'alu64/bfe.u64', 'alu64/bfe.s64', 'alu64/bfi.b64')),
-    ("the mad.hi.cc + madc carry chain", (
-        'alu64/mad.hi.cc.s32+madc.lo',)),
-    ("cvt.rXi.{s,u}32.f64 of NaN: the H100 gives 0x80000000", (
-        'f64/cvt.rni.s32.f64', 'f64/cvt.rni.u32.f64', 'f64/cvt.rzi.s32.f64', 'f64/cvt.rzi.u32.f64',
-        'f64/cvt.rmi.s32.f64', 'f64/cvt.rmi.u32.f64', 'f64/cvt.rpi.s32.f64', 'f64/cvt.rpi.u32.f64')),
-    (_RZ64, (
-        'f64/mul.rz.f64', 'f64/div.rz.f64', 'f64/rcp.rz.f64', 'f64/sqrt.rz.f64', 'f64/mul.rm.f64',
-        'f64/div.rm.f64', 'f64/rcp.rm.f64', 'f64/sqrt.rm.f64', 'f64/mul.rp.f64', 'f64/div.rp.f64',
-        'f64/rcp.rp.f64', 'f64/sqrt.rp.f64')),
-    ("signed zero / Inf of an fma error term", (
-        'f64/fma.rn.f64 error term',)),
-    (_NAN, (
-        'f64/add.rn.f64', 'f64/sub.rn.f64', 'f64/mul.rn.f64', 'f64/fma.rn.f64', 'f64/cvt.rn.f16.f64',
-        'f64/add.rz.f64', 'f64/sub.rz.f64', 'f64/cvt.rz.f16.f64', 'f64/add.rm.f64', 'f64/sub.rm.f64',
-        'f64/cvt.rm.f16.f64', 'f64/add.rp.f64', 'f64/sub.rp.f64', 'f64/cvt.rp.f16.f64',
-        'f64/add.f64 (default rn)', 'f64/cvt.ftz.f64.f32', 'f64/cvt.f64.f16', 'f64/min.f64', 'f64/max.f64',
-        'f64/abs.f64', 'f64/neg.f64')),
-    ("rem.s16/u16 by zero: the H100 gives all ones", (
-        'misc/rem.s16', 'misc/rem.u16')),
-    (_MACHINE, (
-        'misc/mov.u32 %nwarpid', 'misc/mov.u32 %nsmid')),
-    ("f32/f64 atomics producing NaN (canonical NaN on the H100)", (
-        'atomics/g atom.add.f32 distinct (ftz?)', 'atomics/g atom.add.f64 distinct',
-        'atomics/s atom.add.f32 distinct (ftz?)')),
+        'f64/copysign.f64', 'f64/testp.finite.f64', 'f64/testp.infinite.f64', 'f64/testp.number.f64',
+        'f64/testp.notanumber.f64', 'f64/testp.normal.f64', 'f64/testp.subnormal.f64', 'misc/prmt.b32.f4e',
+        'misc/prmt.b32.b4e', 'misc/prmt.b32.rc8', 'misc/prmt.b32.ecl', 'misc/prmt.b32.ecr', 'misc/prmt.b32.rc16',
+        'misc/set.lt.u32.s32', 'misc/set.eq.f32.u32', 'misc/set.ne.and.u32.s32', 'misc/set.gt.s32.u64',
+        'misc/mul24.lo.s32 / mul24.hi.s32')),
+    (_MACHINE, ('misc/mov.u32 %nsmid',)),
 )
 
 
