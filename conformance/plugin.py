@@ -106,10 +106,13 @@ def pytest_cts_not_run(config):
 
 
 def pytest_unconfigure(config) -> None:
-    """Pop and detach this process's CUDA context, if the session opened one (every xdist worker
-    ends with an empty context stack; conformance.harness.device_cuda)."""
+    """End this worker's CUDA launcher process (it pops and detaches its context), or pop this
+    process's own context: every process ends with an empty context stack."""
     import sys
 
+    launcher = sys.modules.get("conformance.harness.cuda_launcher")
+    if launcher is not None:
+        launcher.close_isolated_device()
     device_cuda = sys.modules.get("conformance.harness.device_cuda")
     if device_cuda is not None:
         device_cuda.close_cuda_device()

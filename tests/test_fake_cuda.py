@@ -329,3 +329,13 @@ def test_out_of_memory_is_retried_and_then_reported_as_a_resource_error(tmp_path
     assert ran and all(r["status"] == "Fail" and "ResourceError" in r["details"] and "out of memory" in r["details"]
                        for r in ran), [(r["case_id"], r["status"]) for r in ran][:5]
     assert ABORT_MESSAGE not in proc.stderr
+
+
+def test_a_launcher_that_ends_badly_is_reported():
+    proc = _python("import os, signal\n"
+                   "from conformance.harness.devices import open_device\n"
+                   "dev, why = open_device('cuda'); assert dev is not None, why\n"
+                   "os.kill(dev._proc.pid, signal.SIGABRT); dev._proc.wait()\n"
+                   "print('killed')", TCGEN05_FAKE_CUDA_CC="9.0")
+    assert proc.returncode == 0 and "killed" in proc.stdout, proc.stderr
+    assert "tcgen05-cts: the CUDA launcher process ended with status -6" in proc.stderr

@@ -2,8 +2,7 @@
 
 Triton's launcher uses ``cuLaunchKernelEx`` (cluster dimensions as a launch attribute) and
 ``cuTensorMapEncodeTiled``; PyCUDA exposes neither, so this adapter calls ``libcuda`` through
-ctypes inside the context the harness's PyCUDA backend (``conformance.harness.device_cuda``)
-opened.  It offers exactly what :func:`conformance.clients.launch.run_case` uses: ``load`` (PTX
+ctypes inside a context this process opened through PyCUDA (``conformance.harness.device_cuda``).  It offers exactly what :func:`conformance.clients.launch.run_case` uses: ``load`` (PTX
 text, JIT-compiled by the driver), ``memory.alloc/write/read/free``, ``run`` and
 ``tensormap_tiled`` (the real encoder, same arguments as ``ptxsim.tensormap_tiled``).
 """
@@ -130,5 +129,16 @@ class CudaClientDevice:
 
 
 def client_device(backend) -> CudaClientDevice:
-    """The adapter over the harness's opened CUDA device (``--device cuda``)."""
+    """The adapter over a CUDA context of this process (``--device cuda``).
+
+    The harness's own kernels run in a launcher process (``conformance.harness.cuda_launcher``);
+    the client tier calls ``libcuda`` here, so it opens this process's context
+    (``conformance.harness.device_cuda.open_cuda_device``, popped at exit) when ``backend`` is not one."""
+    if not hasattr(backend, "_ctx"):
+        from conformance.harness.device_cuda import open_cuda_device
+
+        in_process, why = open_cuda_device()
+        if in_process is None:
+            raise OSError(f"no CUDA context for the client tier: {why}")
+        backend = in_process
     return CudaClientDevice(backend)

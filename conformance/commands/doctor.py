@@ -34,16 +34,17 @@ def register(subparsers) -> None:
 PROBE = """.version 7.8
 .target sm_80
 .address_size 64
-.visible .entry tcgen05_cts_doctor(.param .u64 out)
+.visible .entry tcgen05_cts_doctor(.param .u64 table, .param .u32 ncases)
 {
-  .reg .u64 %a, %o;
+  .reg .u64 %a, %o, %w;
   .reg .u32 %t;
-  ld.param.u64 %a, [out];
+  ld.param.u64 %a, [table];
+  ld.global.u64 %w, [%a+8];
   mov.u32 %t, %tid.x;
   mul.wide.u32 %o, %t, 4;
-  add.u64 %a, %a, %o;
+  add.u64 %w, %w, %o;
   add.u32 %t, %t, 1000;
-  st.global.u32 [%a], %t;
+  st.global.u32 [%w], %t;
   ret;
 }
 """
@@ -75,22 +76,22 @@ def _assemble_probe(tool, arch: str) -> tuple[bytes | None, str]:
     return Path(result.cubin).read_bytes(), ""
 
 
-def _probe_launch(cuda, device, image: bytes) -> str:
-    """Load ``image`` (cubin or PTX), launch 32 threads, read back; '' when every word is right."""
+def _probe_launch(device, image: bytes) -> str:
+    """Load ``image`` (cubin or PTX) and launch it as the harness launches a kernel (one case, 32
+    threads; docs/kernel-abi.md); '' when every word it writes is right."""
     import numpy as np
+
+    from conformance.harness.device import CASE_RECORD_BYTES, CaseBuffers
 
     try:
         module = device.load(image)
-        fn = device._handle(module).get_function("tcgen05_cts_doctor")
-        out = cuda.mem_alloc(128)
-        fn(out, block=(32, 1, 1), grid=(1, 1))
-        host = np.zeros(32, np.uint32)
-        cuda.memcpy_dtoh(host, out)
-        out.free()
+        result = device.launch(module, "tcgen05_cts_doctor", bytes(CASE_RECORD_BYTES), [CaseBuffers(b"", 32)],
+                               (1, 1, 1), (32, 1, 1), case_ids=["doctor probe"])
     except Exception as exc:  # noqa: BLE001  (whatever the driver says is the finding)
         return f"{type(exc).__name__}: {exc}"
-    if not np.array_equal(host, np.arange(1000, 1032, dtype=np.uint32)):
-        return f"the probe kernel wrote {host[:4].tolist()}..., expected [1000, 1001, 1002, 1003]..."
+    words = result.outputs[0]
+    if not np.array_equal(words, np.arange(1000, 1032, dtype=np.uint32)):
+        return f"the probe kernel wrote {words[:4].tolist()}..., expected [1000, 1001, 1002, 1003]..."
     return ""
 
 
@@ -123,7 +124,7 @@ def _execution_tier(level: str, cc: tuple[int, int] | None, works: bool, load: s
 
 
 def handler(args) -> int:
-    from conformance.harness.device_cuda import open_cuda_device
+    from conformance.harness.devices import open_device
     from conformance.harness.gating import device_target
 
     problems: list[str] = []
@@ -135,7 +136,7 @@ def handler(args) -> int:
         pycuda = None
         _line("PyCUDA", f"not importable ({exc}): pip install -e '.[gpu]', or build it from its sdist (docs/gpu.md)")
         problems.append("PyCUDA is missing")
-    device, why = (open_cuda_device() if pycuda is not None else (None, "PyCUDA is missing"))
+    device, why = (open_device("cuda") if pycuda is not None else (None, "PyCUDA is missing"))
     cc = device.compute_capability if device is not None else None
     if device is not None:
         _line("GPU", f"{device.name}, compute capability {cc[0]}.{cc[1]}")
@@ -159,11 +160,11 @@ def handler(args) -> int:
                 if cubin is None:
                     problems.append(f"ptxas {tool.version} cannot assemble for -arch={arch}: {err}")
                 else:
-                    failed = _probe_launch(device._cuda, device, cubin)
+                    failed = _probe_launch(device, cubin)
                     if failed:
                         problems.append(f"a probe kernel assembled for {arch} did not run: {failed}")
         else:
-            failed = _probe_launch(device._cuda, device, PROBE.encode())
+            failed = _probe_launch(device, PROBE.encode())
             if failed:
                 problems.append(f"the driver's JIT could not run a probe kernel: {failed}")
     print("tiers:")

@@ -66,7 +66,11 @@ class CudaModule:
 class PyCudaDevice:
     kind = "cuda"
 
-    def __init__(self, driver: Any, ordinal: int = 0, host_timeout_s: float = HOST_TIMEOUT_S) -> None:
+    def __init__(self, driver: Any, ordinal: int = 0, host_timeout_s: float = HOST_TIMEOUT_S,
+                 recover: bool = True) -> None:
+        #: rebuild the context after a sticky error or a hang; the launcher process
+        #: (conformance.harness.cuda_launcher) ends itself instead, which is what NVIDIA advises
+        self.recover = recover
         self._cuda = driver
         self._dev = driver.Device(ordinal)
         self.name = str(self._dev.name())
@@ -179,11 +183,15 @@ class PyCudaDevice:
             seconds = start.time_till(end) / 1000.0
             arena.free()
         except cuda.Error as exc:
+            if not self.recover:
+                raise CaseCrash(ids, f"CUDA error in {kernel_name}: {exc}") from exc
             _release(arena)
             del arena, start, end
             self._rebuild(f"{kernel_name}: {exc}")
             raise CaseCrash(ids, f"CUDA error in {kernel_name}: {exc}; context rebuilt") from exc
         except CaseTimeout:
+            if not self.recover:
+                raise
             _release(arena)
             del arena, start, end
             self._rebuild(f"{kernel_name}: host timeout")
@@ -195,8 +203,7 @@ class PyCudaDevice:
         delay = 1e-5
         while not event.query():
             if time.monotonic() > deadline:
-                raise CaseTimeout(ids, f"{kernel_name} did not finish within {self.host_timeout_s:g} s "
-                                       "(host timeout; context destroyed and rebuilt)")
+                raise CaseTimeout(ids, f"{kernel_name} did not finish within {self.host_timeout_s:g} s (host timeout)")
             time.sleep(delay)
             delay = min(delay * 2, 0.01)
 
@@ -209,8 +216,12 @@ def _release(allocation: Any) -> None:
         pass
 
 
-def open_cuda_device(driver: Any = None) -> tuple[PyCudaDevice | None, str]:
-    """This process's CUDA device, opened once; ``(None, why)`` where there is none."""
+def open_cuda_device(driver: Any = None, *, recover: bool = True) -> tuple[PyCudaDevice | None, str]:
+    """This process's CUDA device, opened here once; ``(None, why)`` where there is none.
+
+    The harness's ``--device cuda`` drives the GPU from a launcher process instead
+    (:mod:`conformance.harness.cuda_launcher`, which calls this); ``recover=False`` leaves a broken
+    context as it is (the launcher process ends itself)."""
     if _OPENED:
         return _OPENED[0]
     if driver is None:
@@ -224,7 +235,7 @@ def open_cuda_device(driver: Any = None) -> tuple[PyCudaDevice | None, str]:
         driver.init()
         if driver.Device.count() < 1:
             raise RuntimeError("no CUDA device")
-        opened: tuple[PyCudaDevice | None, str] = (PyCudaDevice(driver), "")
+        opened: tuple[PyCudaDevice | None, str] = (PyCudaDevice(driver, recover=recover), "")
     except Exception as exc:  # noqa: BLE001  (no driver, no GPU, busy GPU: all mean "none here")
         opened = (None, f"no usable CUDA GPU ({exc})")
     _OPENED.append(opened)

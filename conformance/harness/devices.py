@@ -1,10 +1,16 @@
 """Opening the device for ``--device cuda|sim|none``.
 
+``--device cuda`` drives the GPU from a launcher process the worker replaces after a sticky error
+or a hang (:mod:`conformance.harness.cuda_launcher`); ``TCGEN05_CTS_CUDA_LAUNCHER=in-process``
+opens CUDA in the worker itself (:mod:`conformance.harness.device_cuda`).
+
 The backends import the device layer (:mod:`conformance.harness.device`); this module imports the
 backends, lazily, so a machine without PyCUDA never imports it and imports go one way only.
 """
 
 from __future__ import annotations
+
+import os
 
 from conformance.harness.device import Device, NullDevice
 
@@ -14,9 +20,13 @@ def open_device(kind: str) -> tuple[Device | None, str]:
     if kind == "none":
         return NullDevice(), "--device none"
     if kind == "cuda":
-        from conformance.harness.device_cuda import open_cuda_device
+        if os.environ.get("TCGEN05_CTS_CUDA_LAUNCHER") == "in-process":
+            from conformance.harness.device_cuda import open_cuda_device
 
-        return open_cuda_device()
+            return open_cuda_device()
+        from conformance.harness.cuda_launcher import open_isolated_device
+
+        return open_isolated_device()
     if kind == "sim":
         try:
             from conformance.harness.device_sim import open_sim_device
