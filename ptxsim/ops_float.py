@@ -42,6 +42,17 @@ def canonical_nan(dt):
     return np.array(CANONICAL_NAN[np.dtype(dt)], dtype={2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]).view(dt)
 
 
+def canonicalize(r, dt):
+    """``r`` with every NaN replaced by the canonical NaN of ``dt`` (f32 0x7FFFFFFF, f16 and bf16
+    0x7FFF), as the H100 writes every NaN result of f32/f16/bf16 arithmetic, neg/abs and the
+    unary functions included (docs/sim.md "Hardware behaviours adopted").  f64 results are left
+    as they are: the H100 propagates f64 NaN payloads (handled with the f64 arithmetic)."""
+    r = np.asarray(r, dt)
+    if np.dtype(dt) == np.float64:
+        return r
+    return np.where(np.isnan(r.astype(F64)), canonical_nan(dt), r).astype(dt)
+
+
 def _reader(k, op, t):
     """read(m, s) -> list of per-lane element arrays (dtype of ``t``)."""
     dt, lanes = ELEM[t.name]
@@ -73,13 +84,25 @@ def _writer(k, op, t):
     return write
 
 
+def clamp_sat(r, dt):
+    """``.sat``: clamp to [0, 1]; NaN, -0 and every negative value (tiny ones included) give +0
+    (the H100's result for -0, docs/sim.md)."""
+    rf = np.asarray(r).astype(F64)
+    return np.where(np.isnan(rf) | (rf <= 0), 0.0, np.minimum(rf, 1.0)).astype(dt)
+
+
+def clamp_relu(r, dt):
+    """``.relu``: negative values and -0 give +0 (the H100's result for -0, docs/sim.md); NaN gives
+    the canonical NaN."""
+    rf = np.asarray(r).astype(F64)
+    return canonicalize(np.where(rf <= 0, np.zeros((), dt), r).astype(dt), dt)
+
+
 def _post(r, dt, ftz: bool, sat: bool, relu: bool):
     if sat:
-        rf = r.astype(F64)
-        r = np.where(np.isnan(rf), 0.0, np.clip(rf, 0.0, 1.0)).astype(dt)
+        r = clamp_sat(r, dt)
     if relu:
-        rf = r.astype(F64)
-        r = np.where(np.isnan(rf), canonical_nan(dt), np.where(rf < 0, np.zeros((), dt), r)).astype(dt)
+        r = clamp_relu(r, dt)
     if ftz:
         r = flush(r, dt)
     return r
@@ -150,9 +173,6 @@ def compile_arith(ins, q, k, op: str, t):
     """add/sub/mul/fma/mad/div on a float type (called by ``ops_alu``)."""
     mode, ftz, sat, relu = _modes(q, t, op)
     dt, _ = ELEM[t.name]
-    # .f32x2 results carry the canonical NaN 0x7FFFFFFF (as NVIDIA GPUs produce); the scalar types
-    # keep the NaN the float64 computation gives, as they did before .f32x2 joined this path.
-    canonical = t.name == "f32x2"
     n = 4 if op == "fma" else 3
     ops = k.operands(ins, n)
     readers = [_reader(k, o, t) for o in ops[1:]]
@@ -167,7 +187,7 @@ def compile_arith(ins, q, k, op: str, t):
                 xs = [flush(x, dt) for x in xs]
             xs = [np.asarray(x).astype(F64) for x in xs]
             r = _post(compute(op, xs, dt, mode), dt, ftz, sat, relu)
-            out.append(np.where(np.isnan(r), canonical_nan(dt), r).astype(dt) if canonical else r)
+            out.append(canonicalize(r, dt))
         w(m, s, out)
     return run
 
@@ -237,7 +257,7 @@ def compile_negabs(ins, q, k, neg: bool, t):
             if ftz:
                 x = flush(x, dt)
             bits = x.view(ut)
-            out.append(((bits ^ bit) if neg else (bits & ut(~bit & ((1 << (8 * size)) - 1)))).view(dt))
+            out.append(canonicalize(((bits ^ bit) if neg else (bits & ut(~bit & ((1 << (8 * size)) - 1)))).view(dt), dt))
         w(m, s, out)
     return run
 
@@ -296,7 +316,7 @@ def compile_unary(ins, q, k):
                     r = _sqrt(xf, dt, mode)
                 else:
                     r = fn(xf).astype(dt)
-            out.append(flush(r, dt) if ftz else r)
+            out.append(canonicalize(flush(r, dt) if ftz else r, dt))
         w(m, s, out)
     return run
 
