@@ -1,7 +1,7 @@
 """Integer arithmetic, logic, shifts, comparisons and basic float instructions (PTX ISA §9.7.1-9.7.3).
 
 Semantics chosen where PTX leaves a result undefined (kernels must not depend on them):
-integer division by zero gives all ones (quotient) / the dividend (remainder); ``fma``/``mad``
+integer division and remainder by zero give all ones (the H100's values); ``fma``/``mad``
 on f32 are computed in f64 and rounded once more to f32 (exact product, one possible double
 rounding of the sum).
 """
@@ -86,28 +86,47 @@ def compile_mov(ins, q, k):
 
 # -- integer and float arithmetic -----------------------------------------------------------------
 
+def _magnitude(a, t):
+    """|a| as the unsigned type of ``t``'s width (|INT_MIN| = 2^(bits-1) fits)."""
+    u = np.asarray(a).astype(t.udtype)
+    if t.kind == "s":
+        u = np.where(np.asarray(a) < 0, t.udtype(0) - u, u).astype(t.udtype)
+    return u
+
+
+def _negate_where(neg, u, t):
+    """``u`` (unsigned) negated modulo 2^bits where ``neg``, as type ``t``."""
+    return np.where(neg, t.udtype(0) - u, u).astype(t.udtype).view(t.dtype)
+
+
+def _all_ones(t):
+    return np.array(t.mask, dtype=t.udtype).view(t.dtype)
+
+
 def _div_trunc(a, b, t):
+    """Quotient rounded towards zero, on magnitudes (INT_MIN / x exact; INT_MIN / -1 wraps to
+    INT_MIN).  Division by zero gives all ones (PTX leaves it undefined; the H100's value)."""
     a = np.asarray(a)
     b = np.asarray(b)
     if t.kind == "f":
         return a / b
     zero = b == 0
-    bb = np.where(zero, 1, b).astype(t.dtype)
-    if t.kind == "s":
-        qt = np.abs(a.astype(np.int64) if t.bits < 64 else a) // np.abs(bb.astype(np.int64) if t.bits < 64 else bb)
-        qt = np.where((a < 0) ^ (bb < 0), -qt, qt)
-    else:
-        qt = a // bb
-    return np.where(zero, np.array(t.mask, dtype=t.udtype).view(t.dtype), qt)
+    ub = np.where(zero, t.udtype(1), _magnitude(b, t)).astype(t.udtype)
+    q = _magnitude(a, t) // ub
+    neg = ((a < 0) ^ (b < 0)) if t.kind == "s" else False
+    return np.where(zero, _all_ones(t), _negate_where(neg, q, t))
 
 
 def _rem_trunc(a, b, t):
+    """Remainder with the dividend's sign.  Remainder by zero gives all ones (PTX leaves it
+    undefined; the H100 writes all ones at every width: docs/sim.md)."""
     a = np.asarray(a)
     b = np.asarray(b)
     zero = b == 0
-    bb = np.where(zero, 1, b).astype(t.dtype)
-    r = np.fmod(a, bb) if t.kind == "s" else a % bb
-    return np.where(zero, a, r)
+    ub = np.where(zero, t.udtype(1), _magnitude(b, t)).astype(t.udtype)
+    r = _magnitude(a, t) % ub
+    neg = (a < 0) if t.kind == "s" else False
+    return np.where(zero, _all_ones(t), _negate_where(neg, r, t))
 
 
 def _mul_hi(a, b, t):
