@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim import ops_float
+from ptxsim import ops_float, ops_media
 from ptxsim.ops_float import FLOAT_TYPES, compile_arith, compile_negabs
 from ptxsim.ptx_parser import Pair, Vec
 from ptxsim.ptx_types import TYPES
@@ -293,11 +293,15 @@ def compile_div(ins, q, k):
 @opcode("min", "max")
 def compile_minmax(ins, q, k):
     fn = np.minimum if ins.parts[0] == "min" else np.maximum
+    if any(p in ops_media.PACKED16 for p in q.rest):
+        return ops_media.compile_minmax16x2(ins, q, k, ins.parts[0] == "min")
     t = q.take_type(INTS + FLOAT_TYPES)
     if t.name in FLOAT_TYPES:
         return ops_float.compile_minmax(ins, q, k, ins.parts[0] == "min", t)
-    if q.flag("relu"):
-        raise Unsupported(".relu is not modelled")
+    if q.flag("relu"):                 # min/max.relu.s32: negative results clamp to 0
+        if t.name != "s32":
+            raise Unsupported(".relu expects .s32 (or .s16x2)")
+        return _binary(ins, k, t, lambda a, b: np.maximum(fn(a, b), 0).astype(t.dtype))
     return _binary(ins, k, t, fn)
 
 
