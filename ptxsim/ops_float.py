@@ -321,4 +321,51 @@ def compile_unary(ins, q, k):
     return run
 
 
+# -- sign copy and classification -------------------------------------------------------------------
+
+@opcode("copysign")
+def compile_copysign(ins, q, k):
+    """``copysign.{f32,f64} d, a, b``: b with the sign bit of a (bits moved as they are).
+
+        a: [s|........]   b: [.|exp|mantissa]   ->   d: [s|exp|mantissa]
+    """
+    t = q.take_type(("f32", "f64"))
+    d, a, b = k.operands(ins, 3)
+    ut = TYPES[f"b{t.bits}"]
+    ra, rb, w = k.reader(a, ut), k.reader(b, ut), k.writer(d, ut)
+    sign = ut.udtype(1 << (t.bits - 1))
+
+    def run(m, s):
+        av, bv = np.asarray(ra(m, s)).astype(ut.udtype), np.asarray(rb(m, s)).astype(ut.udtype)
+        w(m, s, (av & sign) | (bv & ~sign))
+    return run
+
+
+#: ``testp`` classes (PTX ISA testp): zero counts as finite and as a number, neither normal nor subnormal
+_TESTP = {
+    "finite": lambda x, tiny: np.isfinite(x),
+    "infinite": lambda x, tiny: np.isinf(x),
+    "number": lambda x, tiny: ~np.isnan(x),
+    "notanumber": lambda x, tiny: np.isnan(x),
+    "normal": lambda x, tiny: np.isfinite(x) & (np.abs(x) >= tiny),
+    "subnormal": lambda x, tiny: (x != 0) & (np.abs(x) < tiny),
+}
+
+
+@opcode("testp")
+def compile_testp(ins, q, k):
+    """``testp.op.{f32,f64} p, a``: whether a is in the class ``op``."""
+    op = q.take(*_TESTP, required=True)
+    t = q.take_type(("f32", "f64"))
+    p, a = k.operands(ins, 2)
+    ra, w = k.reader(a, t), k.pred_writer(p)
+    tiny = float(np.finfo(t.dtype).tiny)
+    fn = _TESTP[op]
+
+    def run(m, s):
+        x = np.asarray(ra(m, s)).astype(F64)
+        w(m, s, np.broadcast_to(fn(x, tiny), (s.n,)))
+    return run
+
+
 __all__ = ["FLOAT_TYPES", "compile_arith", "compile_minmax", "compile_negabs", "compute"]

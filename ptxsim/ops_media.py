@@ -158,14 +158,14 @@ def compile_vop4(ins, q, k):
 PACKED16 = ("u16x2", "s16x2")
 
 
-def compile_minmax16x2(ins, q, k, is_min: bool):
+@opcode(*(f"{op}.{t}" for op in ("min", "max") for t in ("u16x2", "s16x2", "relu.s16x2")))
+def compile_minmax16x2(ins, q, k):
     """``min/max{.relu}.{u16x2,s16x2}``: each half-word independently; ``.relu`` (s16x2 only)
-    clamps negative results to 0."""
-    name = q.take(*PACKED16)
-    relu = q.flag("relu")
-    if relu and name != "s16x2":
-        raise Unsupported(".relu expects .s16x2 (or .s32)")
-    q.done()
+    clamps negative results to 0.  (Registered for the packed spellings; ``min``/``max`` on
+    other types are ops_alu's.)"""
+    is_min = ins.parts[0] == "min"
+    relu = "relu" in ins.parts
+    name = "s16x2" if "s16x2" in ins.parts else "u16x2"
     d, a, b = _ops(k, ins, 3)
     ra, rb, w = k.reader(a, U32), k.reader(b, U32), k.writer(d, U32)
     pick = np.minimum if is_min else np.maximum
