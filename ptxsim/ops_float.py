@@ -7,9 +7,10 @@ ex2 lg2 rcp sqrt rsqrt sin cos tanh.
 Rounding: every ``.rn/.rz/.rm/.rp`` result is correctly rounded (``ptxsim.float_round``: exact
 float64 sums/products plus the sign of the remaining error, then one rounding to the target).
 ``fma.f64`` is exact through Fractions (``.rn`` only).  ``.ftz`` flushes subnormal inputs and
-results to zero of the same sign; ``.sat`` clamps to [0, 1] (NaN -> +0); ``.relu`` clamps
-negative results to +0 (NaN -> canonical NaN).  Packed ``x2`` types compute each element
-independently (element 0 in the low half).
+results to zero of the same sign; ``.sat`` clamps to [0, 1] (NaN and -0 -> +0); ``.relu`` clamps
+negative results and -0 to +0.  NaN results of f32/f16/bf16 arithmetic, ``neg``/``abs`` and the
+unary functions are the canonical NaN (0x7FFFFFFF, 0x7FFF), as the H100 writes them; f64 keeps
+its own rule.  Packed ``x2`` types compute each element independently (element 0 in the low half).
 
 Approximations (``.approx``, ``div.full``): the hardware's bits cannot be derived from public
 information (the PTX ISA states only an error bound per instruction), so each is modelled within
