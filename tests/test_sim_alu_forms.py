@@ -250,3 +250,45 @@ def test_trace_lists_approximate_instructions():
         [(0x3C00_0000, 0, 0)], dev)
     approx = dev.trace.summary()["approximate"]
     assert approx == {"ex2.approx.f16x2": 1, "ex2.approx.ftz.f32": 1}
+
+
+def _ulp32(x: float) -> float:
+    return float(np.spacing(np.float32(abs(x)))) if x != 0 else 2.0 ** -149
+
+
+def test_approximate_f32_forms_are_within_one_ulp_and_follow_the_special_values():
+    """The approximate f32 functions (modelled as the float64 function rounded to nearest, which is
+    inside every error bound the PTX ISA states for them) against Python's math library, within one
+    f32 ulp; and the special values of the ISA's tables for each."""
+    import math
+    rng = np.random.default_rng(7)
+    xs = [float(v) for v in rng.uniform(-20, 20, 24)] + [float(v) for v in rng.uniform(0.01, 100, 24)]
+    funcs = {"ex2": lambda v: 2.0 ** v, "lg2": lambda v: math.log2(v) if v > 0 else None,
+             "rcp": lambda v: 1.0 / v, "sqrt": lambda v: math.sqrt(v) if v >= 0 else None,
+             "rsqrt": lambda v: 1.0 / math.sqrt(v) if v > 0 else None, "sin": math.sin, "cos": math.cos,
+             "tanh": math.tanh}
+    rows = [(f32(v), 0, 0) for v in xs]
+    inputs = [struct.unpack("<f", struct.pack("<I", f32(v)))[0] for v in xs]
+    for name, fn in funcs.items():
+        got = run(f"{name}.approx.f32 %sd, %sa; mov.b32 %d32, %sd; cvt.u64.u32 %d, %d32;", rows)
+        for x, g in zip(inputs, got, strict=True):
+            want = fn(x)
+            value = struct.unpack("<f", struct.pack("<I", g))[0]
+            if want is None:
+                assert g == 0x7FFFFFFF, (name, x, hex(g))          # invalid input: the canonical NaN
+            else:
+                assert abs(value - want) <= _ulp32(want), (name, x, value, want)
+    inf, nan = float("inf"), 0x7FC00000
+    specials = {                              # input bits -> result bits, per the ISA's tables
+        "ex2": [(f32(-inf), 0), (f32(-0.0), f32(1.0)), (f32(inf), f32(inf)), (nan, 0x7FFFFFFF)],
+        "lg2": [(f32(-1.0), 0x7FFFFFFF), (f32(0.0), f32(-inf)), (f32(inf), f32(inf))],
+        "rcp": [(f32(-0.0), f32(-inf)), (f32(inf), 0), (f32(-inf), 0x80000000)],
+        "rsqrt": [(f32(0.0), f32(inf)), (f32(-0.0), f32(-inf)), (f32(inf), 0), (f32(-2.0), 0x7FFFFFFF)],
+        "sqrt": [(f32(-0.0), 0x80000000), (f32(inf), f32(inf)), (f32(-1.0), 0x7FFFFFFF)],
+        "sin": [(f32(-0.0), 0x80000000), (f32(inf), 0x7FFFFFFF)],
+        "cos": [(f32(-0.0), f32(1.0)), (f32(-inf), 0x7FFFFFFF)],
+        "tanh": [(f32(-inf), f32(-1.0)), (f32(-0.0), 0x80000000), (f32(inf), f32(1.0))],
+    }
+    for name, pairs in specials.items():
+        got = run(f"{name}.approx.f32 %sd, %sa; mov.b32 %d32, %sd; cvt.u64.u32 %d, %d32;", [(x, 0, 0) for x, _ in pairs])
+        assert got == [want for _, want in pairs], name
