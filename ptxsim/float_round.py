@@ -154,4 +154,4 @@ def to_f64(x):
     return np.asarray(x).astype(F64)
 
 
-__all__ = ["flush", "fma64", "nearest", "quotient", "round_to", "step", "two_prod", "two_sum"]
+__all__ = ["flush", "fma64", "quotient", "round_to", "step", "two_prod", "two_sum"]
