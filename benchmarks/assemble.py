@@ -31,9 +31,9 @@ def _clear_caches() -> None:
     mma_variants.covering_rows.cache_clear()
 
 
-def run_once(level: str, assembler: Assembler) -> dict:
+def run_once(level: str, assembler: Assembler, families: tuple[str, ...] = ()) -> dict:
     t0 = time.perf_counter()
-    cases = variants.cases(level)
+    cases = variants.cases(level, families=families)
     t1 = time.perf_counter()
     jobs = {}
     for case in cases:
@@ -60,6 +60,7 @@ def run_once(level: str, assembler: Assembler) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--level", default="default", choices=variants.LEVELS)
+    ap.add_argument("--family", action="append", default=[], help="only this instruction family (repeatable)")
     ap.add_argument("--ptxas", default=None)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--batch-size", type=int, default=64)
@@ -76,7 +77,7 @@ def main(argv=None) -> int:
         print(f"ptxas {tools[0].version} ({tools[0].path}); nvdisasm {nvdisasm.version if nvdisasm else 'off'}; "
               f"workers {args.workers}; cache {cache}")
         cold_asm = Assembler(tools[0], nvdisasm, cache=cache, batch_size=args.batch_size, workers=args.workers)
-        cold = run_once(args.level, cold_asm)
+        cold = run_once(args.level, cold_asm, tuple(args.family))
         by_family = collections.defaultdict(lambda: [0, set(), set()])
         for c in cold["cases"]:
             entry = by_family[c.family]
@@ -91,7 +92,7 @@ def main(argv=None) -> int:
         print(f"{'total':<14}{ncases:>8}{nkernels:>9}{cold['jobs']:>12}")
         _clear_caches()
         warm_asm = Assembler(tools[0], nvdisasm, cache=cache, batch_size=args.batch_size, workers=args.workers)
-        warm = run_once(args.level, warm_asm)
+        warm = run_once(args.level, warm_asm, tuple(args.family))
         for name, r in (("cold", cold), ("warm", warm)):
             print(f"{name}: {r['total']:.1f} s (enumerate {r['enumerate']:.1f}, render {r['render']:.1f}, "
                   f"assemble {r['assemble']:.1f}, synthesise {r['synthesise']:.1f}); "

@@ -2,7 +2,7 @@
 
     python3 benchmarks/sim_hazards.py [--level default] [--limit 1500] [--repeat 2]
 
-Selects cases as ``benchmarks/sim_execute.py`` does (whole kernel groups evenly spread over the
+Selects cases as ``benchmarks/execute.py`` does (whole kernel groups evenly spread over the
 level), launches every batch with ``SimDevice(hazards=False)`` and ``hazards=True`` (through the harness SimBackend)
 alternately (same inputs, ``--repeat`` rounds, the best of each), and prints the CPU seconds of
 the launches alone, then ``overhead N %`` last (target: <= 30 %, issue 14).
@@ -20,25 +20,13 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.sim_execute import _Config  # noqa: E402
+from benchmarks.execute import FAMILIES, select_cases  # noqa: E402
 from conformance.harness import execute_batch as EB  # noqa: E402
 from conformance.harness.device_sim import SimBackend  # noqa: E402
-from conformance.harness.execute import execution_cases  # noqa: E402
-
-FAMILIES = ["alloc", "ld", "ld.red", "st", "wait", "cp", "shift", "mma", "mma.sp", "mma.ws", "mma.ws.sp", "fence",
-            "commit", "sync", "warp.mma.sp"]
 
 
 def select(level: str, limit: int):
-    xcases = execution_cases(_Config(level, FAMILIES), FAMILIES)
-    if limit and len(xcases) > limit:
-        by_kernel: dict[str, list] = defaultdict(list)
-        for xc in xcases:
-            by_kernel[xc.case.kernel.name].append(xc)
-        groups = list(by_kernel.values())
-        step = len(xcases) / limit
-        xcases = [xc for i, g in enumerate(groups) if int(i / step) != int((i + 1) / step) or step < 1 for xc in g]
-    return xcases
+    return select_cases(level, FAMILIES, limit)
 
 
 def launch_all(xcases, hazards: bool, batch: int) -> tuple[float, int]:

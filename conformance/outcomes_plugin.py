@@ -117,7 +117,11 @@ def _state(config) -> _State:
 
 
 def set_run_info(config, **fields: str) -> None:
-    """Record ``toolchain``, ``driver`` or ``device`` for the outcomes this process writes."""
+    """Record ``toolchain``, ``driver`` or ``device`` for the outcomes this process writes (a no-op
+    outside a pytest session, e.g. for a benchmark's stand-in config)."""
+    stash = getattr(config, "stash", None)
+    if stash is None or _STATE not in stash:
+        return
     _state(config).run_info.update({k: str(v) for k, v in fields.items() if v})
 
 

@@ -23,6 +23,9 @@ def pytest_addoption(parser) -> None:
                     help="only cases of this instruction family (repeatable)")
     group.addoption("--device", choices=("cuda", "sim", "none"), default="cuda",
                     help="execution backend; cuda skips with a reason where no GPU is found")
+    group.addoption("--load", choices=("cubin", "ptx"), default="cubin",
+                    help="with --device cuda: load kernels as cubins assembled by ptxas for the device's SASS "
+                         "architecture (default), or as PTX text JIT-compiled by the driver (cuModuleLoadDataEx)")
     group.addoption("--numerics", choices=("spec", "hardware"), default="spec",
                     help="numerics model for numerics cases (default: spec)")
     group.addoption("--results", default=None, metavar="DIR",
@@ -100,3 +103,24 @@ def pytest_cts_not_run(config):
     bigger = NEXT_LEVEL[level]
     return [NotRun(c.case_id, c.section, c.family, f"in level {bigger}, not in {level}")
             for c in cases(bigger, sections=sections, families=families, negatives=False) if c.case_id not in here]
+
+
+def pytest_unconfigure(config) -> None:
+    """Pop and detach this process's CUDA context, if the session opened one (every xdist worker
+    ends with an empty context stack; conformance.harness.device_cuda)."""
+    import sys
+
+    device_cuda = sys.modules.get("conformance.harness.device_cuda")
+    if device_cuda is not None:
+        device_cuda.close_cuda_device()
+
+
+def pytest_report_header(config) -> list[str]:
+    """The execution setup in the run header: device, and how a GPU gets its kernels."""
+    device = config.getoption("device")
+    line = f"tcgen05-cts: --device {device}"
+    if device == "cuda":
+        load = config.getoption("load")
+        line += (" --load cubin (ptxas assembles each kernel for the device's SASS architecture)" if load == "cubin"
+                 else " --load ptx (the driver JIT-compiles each kernel's PTX)")
+    return [line]

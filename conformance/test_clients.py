@@ -70,9 +70,16 @@ def _client_device(request, client=None, strict: bool = False):
             rule for name, rule in TRIAGED_RACES.items() if client is not None and client.name == name)
         return SimDevice(device.sim.faults.faults, trace=True, hazards=hazards_from_environment(),
                          waive_hazards=waive, readings=CORPUS_READINGS)
+    cc = getattr(device, "compute_capability", None)
+    if client is not None and cc is not None and tuple(cc) != (client.arch // 10, client.arch % 10):
+        pytest.skip(f"NotSupported: needs {client.target}, found sm_{cc[0]}{cc[1]}")
     from conformance.clients.cuda import client_device
 
-    return client_device(device)
+    try:
+        return client_device(device)
+    except OSError as exc:      # a PyCUDA without the driver library beside it (tests/fake_cuda)
+        pytest.skip(f"NotSupported: the clients tier calls libcuda.so.1 directly (cuLaunchKernelEx), "
+                    f"which this machine lacks: {exc}")
 
 
 def _still_races(request, client, compiled, case, run_case) -> None:

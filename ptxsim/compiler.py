@@ -28,6 +28,9 @@ SPECIAL_REGISTERS = frozenset(
     + ["%cluster_ctarank", "%cluster_nctarank", "%is_explicit_cluster", "%laneid", "%warpid", "%nwarpid",
        "%smid", "%nsmid", "%gridid", "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge",
        "%lanemask_gt", "%dynamic_smem_size", "%total_smem_size"])
+#: special registers of type .pred (PTX ISA chapter 10, Special Registers: %is_explicit_cluster is
+#: declared ``.sreg .pred``)
+PREDICATE_SPECIAL_REGISTERS = frozenset(["%is_explicit_cluster"])
 
 
 def _size_of(type_name: str, count: int | None) -> int:
@@ -267,6 +270,10 @@ class KernelProgram:
                 return lambda m, s: m.R[i, s.ix]
             conv = t.from_u64
             return lambda m, s: conv(m.R[i, s.ix])
+        if text in PREDICATE_SPECIAL_REGISTERS:
+            if t.kind != "pred":
+                raise Unsupported(f"{text} is a .pred special register, read here as .{t.name}")
+            return self.pred_reader(op)
         if text in SPECIAL_REGISTERS:
             conv = t.from_u64
             return lambda m, s: conv(m.special(text)[s.ix])
@@ -305,6 +312,9 @@ class KernelProgram:
         return write
 
     def pred_reader(self, op):
+        if isinstance(op, Name) and op.text in PREDICATE_SPECIAL_REGISTERS:
+            text = op.text
+            return lambda m, s: m.special(text)[s.ix] != 0
         if isinstance(op, Not):
             i = self.pred_index(op.name)
             return lambda m, s: ~m.P[i, s.ix]

@@ -6,6 +6,12 @@ error-free transformations below (TwoSum; Dekker's product, exact while nothing 
 :func:`round_to` then rounds once to the target format: for ``.rn`` the float64 cast is right
 except at a tie of the target created by the first rounding, which ``sgn`` breaks; for
 ``.rz/.rm/.rp`` the cast is moved one step when the exact value lies on the wrong side.
+
+Past the float64 range the error-free transformations stop being exact: a result that overflows
+comes as ``(±inf, ∓1)`` (the exact value is finite, below the infinity), so that ``.rz`` and the
+mode rounding towards zero give the largest finite value (IEEE 754 §7.4); products, quotients and
+square roots whose error term would underflow or whose Dekker split would overflow are computed
+exactly with Python's ``Fraction`` instead (:func:`from_fraction`).
 """
 
 from __future__ import annotations
@@ -23,10 +29,87 @@ def two_sum(a, b):
     """(s, sign of the error) with s = fl(a + b) and a + b = s + err exactly."""
     a = np.asarray(a, F64)
     b = np.asarray(b, F64)
-    s = a + b
-    bb = s - a
-    err = (a - (s - bb)) + (b - bb)
-    return s, np.nan_to_num(np.sign(err), nan=0.0)
+    with np.errstate(all="ignore"):
+        s = a + b
+        bb = s - a
+        err = (a - (s - bb)) + (b - bb)
+    return s, _overflowed(s, np.nan_to_num(np.sign(err), nan=0.0), a, b)
+
+
+def _overflowed(s, sgn, *finite_inputs):
+    """``sgn`` with -sign(s) where ``s`` is an infinity made from finite inputs (an overflow:
+    the exact value is finite, on the zero side of ``s``)."""
+    over = np.isinf(s)
+    for x in finite_inputs:
+        over = over & np.isfinite(x)
+    return np.where(over, -np.sign(s), sgn)
+
+
+#: |x| range inside which Dekker's product of two such values is exact: the split does not
+#: overflow and the error term (down to 2^(e_a + e_b - 106)) does not underflow.
+_SAFE_LO, _SAFE_HI = 2.0 ** -480, 2.0 ** 480
+
+
+def _safe(*xs):
+    ok = True
+    for x in xs:
+        ax = np.abs(x)
+        ok = ok & (ax >= _SAFE_LO) & (ax <= _SAFE_HI)
+    return ok
+
+
+def from_fraction(x: Fraction) -> tuple[float, float]:
+    """(s, sgn) of an exact rational (module docstring): s its float64 round-to-nearest-even
+    (±inf past the largest finite value, a zero carrying the sign of ``x``), sgn the sign of x - s."""
+    if x == 0:
+        return 0.0, 0.0
+    try:
+        f = float(x)             # int / int true division: correctly rounded, subnormals included
+    except OverflowError:
+        f = float("inf") if x > 0 else float("-inf")
+    if f == float("inf") or f == float("-inf"):
+        return f, -1.0 if f > 0 else 1.0
+    if f == 0:
+        f = 0.0 if x > 0 else -0.0
+    diff = x - Fraction(f)
+    return f, float((diff > 0) - (diff < 0))
+
+
+def _exactly(s, sgn, where, exact):
+    """(s, sgn) with the elements selected by ``where`` recomputed by ``exact(i) -> Fraction``."""
+    shape = np.shape(s)
+    s = np.array(s, F64).reshape(-1)
+    sgn = np.array(np.broadcast_to(sgn, shape), F64).reshape(-1)
+    for i in np.flatnonzero(np.broadcast_to(where, shape)):
+        s[i], sgn[i] = from_fraction(exact(i))
+    return s.reshape(shape), sgn.reshape(shape)
+
+
+def product(a, b):
+    """(p, sign of a*b - p) for every float64 pair, exact also near the ends of the range."""
+    a, b = np.broadcast_arrays(np.asarray(a, F64), np.asarray(b, F64))
+    with np.errstate(all="ignore"):
+        p, err = two_prod(a, b)
+    sgn = np.sign(err)
+    slow = np.isfinite(a) & np.isfinite(b) & (a != 0) & (b != 0) & ~_safe(a, b)
+    return _exactly(p, sgn, slow, lambda i: Fraction(float(a.flat[i])) * Fraction(float(b.flat[i])))
+
+
+def square_root(x):
+    """(s, sign of sqrt(x) - s) of float64 values (s = the correctly rounded float64 root)."""
+    x = np.asarray(x, F64)
+    with np.errstate(all="ignore"):
+        s = np.sqrt(x)
+        ph, pl = two_prod(s, s)
+        sgn = np.nan_to_num(np.sign((x - ph) - pl), nan=0.0)
+    sgn = np.where(np.isfinite(s) & (s > 0), sgn, 0.0)
+    slow = np.isfinite(s) & (s > 0) & ~_safe(s)
+    sgn = sgn.reshape(-1)
+    for i in np.flatnonzero(slow):            # the sign of x - s^2 is the sign of sqrt(x) - s
+        diff = Fraction(float(x.flat[i])) - Fraction(float(s.flat[i])) ** 2
+        sgn[i] = (diff > 0) - (diff < 0)
+    sgn = sgn.reshape(np.shape(s))
+    return s, sgn
 
 
 def _split(a):
@@ -47,25 +130,33 @@ def two_prod(a, b):
 
 
 def quotient(a, b):
-    """(q, sign of exact - q) for a / b."""
-    a = np.asarray(a, F64)
-    b = np.asarray(b, F64)
-    q = a / b
-    ph, pl = two_prod(q, b)
-    res = (a - ph) - pl
-    return q, np.nan_to_num(np.sign(res) * np.sign(b), nan=0.0)
+    """(q, sign of exact - q) for a / b, exact also near the ends of the float64 range."""
+    a, b = np.broadcast_arrays(np.asarray(a, F64), np.asarray(b, F64))
+    with np.errstate(all="ignore"):
+        q = a / b
+        ph, pl = two_prod(q, b)
+        res = (a - ph) - pl
+        sgn = np.nan_to_num(np.sign(res) * np.sign(b), nan=0.0)
+    sgn = _overflowed(q, sgn, a, b) * (b != 0)      # x / 0 is an exact infinity
+    slow = np.isfinite(a) & np.isfinite(b) & (a != 0) & (b != 0) & ~(_safe(q, b) & np.isfinite(q))
+    return _exactly(q, sgn, slow, lambda i: Fraction(float(a.flat[i])) / Fraction(float(b.flat[i])))
 
 
-def fma64(a, b, c):
-    """Exact fused multiply-add of float64 values, rounded once to nearest even (Fractions)."""
+def fused(a, b, c):
+    """(s, sign of a*b + c - s) of float64 values: the exact fused multiply-add through Fractions.
+    Special cases (an infinite or NaN operand, an exact zero) keep the float64 evaluation of
+    ``a * b + c``, whose zero signs and infinities are IEEE's; a finite product beyond the range
+    added to an infinite ``c`` gives ``c``."""
     a, b, c = np.broadcast_arrays(np.asarray(a, F64), np.asarray(b, F64), np.asarray(c, F64))
-    out = a * b + c                         # right for every special case (inf, nan, zero signs)
-    flat = out.reshape(-1).copy()
-    for i, (x, y, z) in enumerate(zip(a.reshape(-1), b.reshape(-1), c.reshape(-1), strict=True)):
-        if np.isfinite(x) and np.isfinite(y) and np.isfinite(z) and np.isfinite(flat[i]) and x * y != 0:
-            exact = Fraction(float(x)) * Fraction(float(y)) + Fraction(float(z))
-            flat[i] = float(exact) if exact != 0 else flat[i]      # float(Fraction) rounds to nearest even
-    return flat.reshape(out.shape)
+    with np.errstate(all="ignore"):
+        s = a * b + c
+    finite_ab = np.isfinite(a) & np.isfinite(b)
+    s = np.where(finite_ab & np.isinf(c), c, s)
+    exact = finite_ab & np.isfinite(c) & (a != 0) & (b != 0)       # an exact zero sum gives +0
+
+    def value(i):
+        return Fraction(float(a.flat[i])) * Fraction(float(b.flat[i])) + Fraction(float(c.flat[i]))
+    return _exactly(s, np.zeros(s.shape), exact, value)
 
 
 def step(r, up):
@@ -120,8 +211,8 @@ def round_to(s, sgn, dtype, mode: str = "rn"):
     r = nearest(s, dtype)
     rf = r.astype(F64)
     with np.errstate(invalid="ignore"):
-        diff = s - rf
-        es = np.nan_to_num(np.where(diff != 0, np.sign(diff), sgn), nan=0.0)
+        diff = s - rf                  # NaN where s is an overflowed infinity: sgn tells the side
+        es = np.nan_to_num(np.where(~np.isnan(diff) & (diff != 0), np.sign(diff), sgn), nan=0.0)
         if mode == "rn":
             if not sgn.any():
                 return r
@@ -154,4 +245,5 @@ def to_f64(x):
     return np.asarray(x).astype(F64)
 
 
-__all__ = ["flush", "fma64", "quotient", "round_to", "step", "two_prod", "two_sum"]
+__all__ = ["flush", "from_fraction", "fused", "product", "quotient", "round_to", "square_root", "step",
+           "two_prod", "two_sum"]

@@ -91,6 +91,10 @@ class Geometry:
             raise SimError(f"grid expects a multiple of the cluster shape {self.cluster}, but got {self.grid}")
 
 
+#: warp slots of one SM (%nwarpid): 64 on sm_90 and sm_100 (CUDA occupancy tables; measured on H100)
+WARP_SLOTS_PER_SM = 64
+
+
 def _coords(linear: np.ndarray, dims) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = linear % dims[0]
     y = (linear // dims[0]) % dims[1]
@@ -228,9 +232,13 @@ class Machine:
             return ones * int(self.cluster_size > 1 or "reqnctapercluster" in self.prog.kernel.directives)
         if name == "%laneid":
             return self.lane_of
-        if name in ("%warpid", "%nwarpid"):
+        if name == "%warpid":
             # physical warp slot on the SM; the simulator uses the CTA-relative warp number
-            return self.tid_of // WARP if name == "%warpid" else ones * max(self.warps_per_cta, 1)
+            return self.tid_of // WARP
+        if name == "%nwarpid":
+            # the number of warp slots of an SM (PTX ISA: the maximum number of warp identifiers),
+            # not of a CTA: 64 on sm_90 (the H100 wrote 64: h100-battery misc) and sm_100
+            return ones * WARP_SLOTS_PER_SM
         if name in ("%smid", "%gridid"):
             return self.cta_of if name == "%smid" else ones * 0
         if name == "%nsmid":
@@ -338,6 +346,14 @@ class Machine:
                 self.store(sp, sub, local_addr[mask], values[mask], bits, what)
         else:
             raise SimError(f"{what}: stores to state space .{space} are not implemented by the simulator")
+
+    def space_of(self, space: str, addrs) -> str:
+        """The state space ``addrs`` of an instruction in ``space`` reach (a generic one resolved
+        by its window; an instruction's addresses in several spaces: the first)."""
+        if space != "generic":
+            return space
+        parts = self._generic_parts(np.atleast_1d(np.asarray(addrs, dtype=np.uint64)))
+        return parts[0][0] if parts else "global"
 
     def _generic_parts(self, a: np.ndarray):
         """Split generic addresses into (space, mask, address in that space) parts."""

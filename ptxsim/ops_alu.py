@@ -171,10 +171,10 @@ def _carry(ins, k, t, op: str, carry_in: bool, carry_out: bool):
         cf = carry_flag(m)
         vals = [np.broadcast_to(np.asarray(r(m, s)).astype(np.uint64), (s.n,)) for r in readers]
         cin = np.array(cf[s.ix]) if carry_in else np.zeros(s.n, dtype=np.uint64)
-        if op.startswith("mad"):
-            a, b = vals[0].astype(ut.dtype), vals[1].astype(ut.dtype)
-            prod = _mul_hi(a, b, ut) if op == "madhi" else (a * b)
-            x, y = np.asarray(prod).astype(np.uint64), vals[2]
+        if op.startswith("mad"):             # .hi of .s32/.s64 is the signed product's upper half
+            a, b = vals[0].astype(ut.dtype).view(t.dtype), vals[1].astype(ut.dtype).view(t.dtype)
+            prod = _mul_hi(a, b, t) if op == "madhi" else (a * b)
+            x, y = np.asarray(prod).astype(ut.dtype).astype(np.uint64), vals[2]
         else:
             x, y = vals
         if t.bits == 32:
@@ -501,3 +501,24 @@ def compile_selp(ins, q, k):
     d, a, b, c = _ops(k, ins, 4)
     ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.pred_reader(c), k.writer(d, t)
     return lambda m, s: w(m, s, np.where(rc(m, s), ra(m, s), rb(m, s)))
+
+
+@opcode("slct")
+def compile_slct(ins, q, k):
+    """``slct{.ftz}.dtype.{s32,f32} d, a, b, c``: d = a where c >= 0, else b (PTX ISA, comparison
+    and selection instructions: slct).  With an .f32 ``c``, -0 counts as >= 0, a NaN ``c`` selects b (the
+    comparison is false) and ``.ftz`` flushes a subnormal ``c`` to zero of its sign first."""
+    ftz = q.flag("ftz")
+    t = q.take_type(INTS + FLOATS + BITS)
+    ct = q.take_type(("s32", "f32"))
+    if ftz and ct.name != "f32":
+        raise Unsupported("slct.ftz expects an .f32 selector")
+    d, a, b, c = _ops(k, ins, 4)
+    ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.reader(c, ct), k.writer(d, t)
+
+    def run(m, s):
+        sel = np.asarray(rc(m, s))
+        if ftz:
+            sel = flush(sel, np.float32)
+        w(m, s, np.where(sel >= 0, ra(m, s), rb(m, s)))
+    return run

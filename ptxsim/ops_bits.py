@@ -52,17 +52,26 @@ def compile_count(ins, q, k):
     return lambda m, s: w(m, s, fn(ra(m, s)))
 
 
+def field_operand_mask(bits: int) -> int:
+    """The bits of bfe/bfi's position and length operands that count.  The PTX ISA takes bits
+    0-7 of each (pos = b[7:0], len = c[7:0]); the H100 does so for the 32-bit forms but uses the
+    whole 32-bit operand for the .u64/.s64/.b64 forms (measured: h100-battery alu64, bfe.u64,
+    bfe.s64 and bfi.b64 with random operands, 1024 of 1024 threads; docs/sim.md)."""
+    return 0xFF if bits == 32 else 0xFFFFFFFF
+
+
 @opcode("bfe")
 def compile_bfe(ins, q, k):
     t = q.take_type(("u32", "s32", "u64", "s64"))
     d, a, b, c = _ops(k, ins, 4)
     ra, rb, rc, w = k.reader(a, t), k.reader(b, U32), k.reader(c, U32), k.writer(d, t)
     bits = t.bits
+    used = field_operand_mask(bits)
 
     def run(m, s):       # PTX ISA bfe pseudo-code: bits past the field or the msb take sbit
         x = np.asarray(ra(m, s)).astype(t.udtype).astype(np.uint64)
-        pos = np.asarray(rb(m, s)).astype(np.int64) & 0xFF
-        ln = np.asarray(rc(m, s)).astype(np.int64) & 0xFF
+        pos = np.asarray(rb(m, s)).astype(np.int64) & used
+        ln = np.asarray(rc(m, s)).astype(np.int64) & used
         eff = np.where(pos >= bits, 0, np.minimum(ln, bits - np.minimum(pos, bits)))
         mask = np.where(eff >= 64, np.uint64(2**64 - 1),
                         (np.uint64(1) << np.minimum(eff, 63).astype(np.uint64)) - np.uint64(1))
@@ -81,12 +90,13 @@ def compile_bfi(ins, q, k):
     d, f, b, c, ln = _ops(k, ins, 5)
     rf, rb, rc, rl, w = k.reader(f, t), k.reader(b, t), k.reader(c, U32), k.reader(ln, U32), k.writer(d, t)
     bits = t.bits
+    used = np.uint64(field_operand_mask(bits))
 
     def run(m, s):
         fv = np.asarray(rf(m, s)).astype(np.uint64)
         bv = np.asarray(rb(m, s)).astype(np.uint64)
-        pos = np.asarray(rc(m, s)).astype(np.uint64) & np.uint64(0xFF)
-        n = np.minimum(np.asarray(rl(m, s)).astype(np.uint64) & np.uint64(0xFF), np.uint64(bits))
+        pos = np.asarray(rc(m, s)).astype(np.uint64) & used
+        n = np.minimum(np.asarray(rl(m, s)).astype(np.uint64) & used, np.uint64(bits))
         n = np.where(pos >= bits, np.uint64(0), np.minimum(n, np.uint64(bits) - np.minimum(pos, np.uint64(bits))))
         mask = np.where(n >= 64, np.uint64(2**64 - 1), (np.uint64(1) << np.minimum(n, np.uint64(63))) - np.uint64(1))
         p = np.minimum(pos, np.uint64(63))

@@ -337,6 +337,85 @@ def compile_activemask(ins, q, k):
 
 
 
+def _by_lane(m, s, values, mask, what: str):
+    """Per-warp tables of the threads ``s`` whose lane is in their ``mask``: (warp run of each
+    thread, lane of each thread, values [runs, 32], member [runs, 32]).  An executing thread
+    outside its own membermask is undefined behaviour in the PTX ISA: a SimError."""
+    lane = m.lane_of[s.ix].astype(np.int64)
+    member = ((np.broadcast_to(np.asarray(mask).astype(np.int64), (s.n,)) >> lane) & 1) == 1
+    if not member.all():
+        t = int(s.idx[np.flatnonzero(~member)[0]])
+        raise SimError(f"{what}: thread {t} (lane {int(m.lane_of[t])}) executes it but is not in its membermask")
+    starts, _, sizes = warp_segments(m, s)
+    run = np.repeat(np.arange(starts.size), sizes)
+    values = np.broadcast_to(np.asarray(values), (s.n,))
+    table = np.zeros((starts.size, 32), dtype=values.dtype)
+    present = np.zeros((starts.size, 32), dtype=bool)
+    table[run, lane] = values
+    present[run, lane] = True
+    return run, lane, table, present
+
+
+_LANE_BITS = np.uint64(1) << np.arange(32, dtype=np.uint64)
+
+
+@opcode("match.any.sync", "match.all.sync")
+def compile_match(ins, q, k):
+    """``match.{any,all}.sync.b32/.b64 d{|p}, a, membermask`` (PTX ISA §9.7.13, match.sync): .any:
+    d = the lanes of the participating threads whose ``a`` equals this thread's; .all: d = all the
+    participating lanes if every ``a`` is equal (p true), else 0 (p false)."""
+    is_all = ins.parts[1] == "all"
+    t = q.take_type(("b32", "b64"))
+    dest, a, mask = k.operands(ins, 3)
+    if isinstance(dest, Pair) and not is_all:
+        raise Unsupported("match.any.sync takes no predicate destination")
+    wd = k.writer(dest.first if isinstance(dest, Pair) else dest, U32)
+    wp = k.pred_writer(dest.second) if isinstance(dest, Pair) else None
+    ra, rm = k.reader(a, t), k.reader(mask, U32)
+
+    def run(m, s):
+        runs, lane, table, present = _by_lane(m, s, np.asarray(ra(m, s)).astype(np.uint64), rm(m, s), ins.opcode)
+        same = (table[:, :, None] == table[:, None, :]) & present[:, None, :]     # [run, lane, other lane]
+        any_bits = (same * _LANE_BITS).sum(axis=2, dtype=np.uint64)[runs, lane]
+        if not is_all:
+            wd(m, s, any_bits.astype(np.uint32))
+            return
+        group = (present * _LANE_BITS).sum(axis=1, dtype=np.uint64)[runs]
+        equal = any_bits == group
+        wd(m, s, np.where(equal, group, np.uint64(0)).astype(np.uint32))
+        if wp is not None:
+            wp(m, s, equal)
+    return run
+
+
+_REDUX = {"add": (np.add, 0), "min": (np.minimum, None), "max": (np.maximum, None),
+          "and": (np.bitwise_and, 0xFFFFFFFF), "or": (np.bitwise_or, 0), "xor": (np.bitwise_xor, 0)}
+
+
+@opcode("redux.sync")
+def compile_redux(ins, q, k):
+    """``redux.sync.op.type d, a, membermask`` (PTX ISA §9.7.13, redux.sync): the reduction of
+    ``a`` over the participating threads, in every one of them; .add wraps modulo 2^32."""
+    op = q.take(*_REDUX, required=True)
+    t = q.take_type(("u32", "s32", "b32") if op in ("and", "or", "xor") else ("u32", "s32"))
+    if op in ("and", "or", "xor") and t.name != "b32":
+        raise Unsupported(f"redux.sync.{op} expects .b32")
+    d, a, mask = k.operands(ins, 3)
+    ra, rm, w = k.reader(a, t), k.reader(mask, U32), k.writer(d, t)
+    fn, identity = _REDUX[op]
+    wide = np.int64 if t.kind == "s" else np.uint64
+
+    def run(m, s):
+        runs, _, table, present = _by_lane(m, s, np.asarray(ra(m, s)).astype(wide), rm(m, s), ins.opcode)
+        if identity is None:     # min/max: absent lanes repeat a present one
+            first = table[np.arange(table.shape[0]), present.argmax(axis=1)]
+            table = np.where(present, table, first[:, None])
+        else:
+            table = np.where(present, table, wide(identity))
+        w(m, s, t.from_u64(fn.reduce(table, axis=1).astype(np.uint64)[runs]))
+    return run
+
+
 def require_full_warps(m, s, what: str):
     """Warp runs of ``s`` for a ``.sync.aligned`` instruction; every live thread of each warp
     must be executing it (PTX: "all threads in the warp must execute the same instruction")."""

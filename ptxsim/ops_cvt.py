@@ -2,8 +2,12 @@
 narrow float formats (PTX ISA §9.7.9.21).
 
 Integer sources are extended by their own signedness, then the destination keeps its bits
-(``.sat`` clamps instead); float-to-integer conversions clamp to the destination range and give 0
-for NaN (PTX: saturation is implied for float-to-integer).  Float results are correctly rounded in
+(``.sat`` clamps instead); float-to-integer conversions clamp to the destination range (PTX:
+saturation is implied for float-to-integer; infinities clamp too) and give 0 for a NaN, except
+from .f64 to a 32- or 64-bit integer, where the H100 writes the sign bit alone (0x80000000 /
+0x8000000000000000).  f64 NaNs converted to narrower floats keep their sign and top payload bits
+and are quieted; NaNs widened to f64 are quieted (``cvt.ftz.f64.f32``: 0x7FFFFFFFE0000000;
+docs/sim.md "Hardware behaviours adopted").  Float results are correctly rounded in
 ``.rn/.rz/.rm/.rp`` (``ptxsim.float_round``).  Narrow formats use the ml_dtypes codecs: with
 ``.satfinite`` values beyond the largest finite clamp to it and NaN stays NaN (0x7F for
 e4m3/e5m2); formats without NaN (e2m1, e2m3, e3m2) take +MAX_NORM for a NaN input (decision);
@@ -121,17 +125,12 @@ def compile_cvt(ins, q, k):
         if rnd not in _INT_ROUND:
             raise Unsupported("float-to-integer cvt expects .rni, .rzi, .rmi or .rpi")
         rounder = _ROUNDERS[rnd]
-        lo, hi = _int_range(dt)
+        nan_value = _F64_NAN_TO_INT(dt) if st.name == "f64" else 0
 
         def f2i(m, s):
             x = np.asarray(ra(m, s))
             x = rounder((flush(x, np.float32) if ftz else x).astype(np.float64))
-            x = np.where(np.isnan(x), 0, x)
-            if dt.bits < 64:
-                w(m, s, np.clip(x, lo, hi).astype(dt.dtype))
-            else:           # 2^64 - 1 and 2^63 - 1 are not doubles: clamp exactly in Python
-                flat = [min(max(int(v), lo), hi) for v in np.atleast_1d(x)]
-                w(m, s, np.array(flat, dtype=np.uint64 if dt.kind == "u" else np.int64).reshape(np.shape(x)))
+            w(m, s, float_to_int(x, dt, nan_value))
         return f2i
     if dt.kind in ("f", "bf"):                          # -> float
         widening = st.kind in ("f", "bf") and dt.bits > st.bits
@@ -142,6 +141,28 @@ def compile_cvt(ins, q, k):
         # numpy's casts round to nearest even (int64 -> float32 is one correctly rounded step)
         return lambda m, s: w(m, s, np.asarray(ra(m, s)).astype(dt.dtype))
     raise Unsupported(f"cvt.{dt.name}.{st.name}")
+
+
+def _F64_NAN_TO_INT(dt) -> int:
+    """The integer the H100 writes for cvt.rXi.{s,u}{32,64}.f64 of a NaN: the sign bit alone
+    (0x80000000 / 0x8000000000000000), unsigned destinations included (docs/sim.md "Hardware
+    behaviours adopted"); 8- and 16-bit destinations were not measured and keep the PTX ISA's 0."""
+    return 1 << (dt.bits - 1) if dt.bits in (32, 64) else 0
+
+
+def float_to_int(x, dt, nan_value: int = 0):
+    """Integral float64 values ``x`` -> integer type ``dt``: clamped to its range (infinities
+    included: PTX ISA §9.7.9.21, saturation is implied), NaN -> ``nan_value`` (its bits)."""
+    lo, hi = _int_range(dt)
+    x = np.asarray(x, np.float64)
+    nan = np.isnan(x)
+    nan_bits = np.array(nan_value, np.uint64).astype(dt.udtype).view(dt.dtype)
+    if dt.bits < 64:
+        return np.where(nan, nan_bits, np.clip(np.where(nan, 0.0, x), lo, hi).astype(dt.dtype)).astype(dt.dtype)
+    x = np.clip(np.where(nan, 0.0, x), -2.0 ** 64, 2.0 ** 64)           # finite, beyond every range
+    flat = [min(max(int(v), lo), hi) for v in x.reshape(-1)]            # exact ends: 2^63 - 1 is no double
+    out = np.array(flat, dtype=np.int64 if dt.kind == "s" else np.uint64).reshape(x.shape)
+    return np.where(nan, nan_bits, out.astype(dt.dtype)).astype(dt.dtype)
 
 
 def _int_range(t):
@@ -215,11 +236,11 @@ def _cvt_float(ins, k, dt, st, rnd, sat, satfinite, relu, ftz):
     float64 (64-bit integers through Python ints), then one rounding with ``rnd``."""
     widening = st.kind in ("f", "bf") and dt.bits > st.bits
     same = st.name == dt.name
-    if same and rnd not in _INT_ROUND:
+    if same and rnd not in _INT_ROUND and not ((sat or ftz) and rnd is None):
         raise Unsupported(f"cvt.{dt.name}.{st.name} expects .rni, .rzi, .rmi or .rpi")
     if widening and rnd is not None:
         raise Unsupported("a widening float cvt takes no rounding qualifier")
-    if not widening and rnd is None:
+    if not widening and rnd is None and not same:
         raise Unsupported(f"cvt to .{dt.name} expects a rounding mode")
     ddt = dt.dtype
     ops = _ops(k, ins, 2)
@@ -239,19 +260,64 @@ def _cvt_float(ins, k, dt, st, rnd, sat, satfinite, relu, ftz):
             xf = x.astype(np.float64) if x.dtype != ml_dtypes.bfloat16 else x.astype(np.float32).astype(np.float64)
             if rnd in _INT_ROUND:
                 r = _ROUNDERS[rnd](xf).astype(ddt)
-            elif widening:
+            elif widening or same:
                 r = np.asarray(x).astype(ddt)
             else:
                 r = round_to(_clamp_float(xf, ddt, satfinite, relu), 0.0, ddt, rnd)
                 if relu:
                     r = _nan_canonical(r, ddt)
-        if sat:
+        if st.name == "f64" and not same:
+            r = _narrowed_nan_f64(x, r, ddt)
+        if ddt == np.float64 and widening:
+            r = _widened_nan_f64(x, r, ftz and st.name == "f32")
+        if sat:          # [0, 1], NaN and -0 -> +0 (the H100's cvt.sat.f64.f64 writes +0 for -0)
             rf = np.asarray(r).astype(np.float64)
-            r = np.where(np.isnan(rf), 0.0, np.clip(rf, 0.0, 1.0)).astype(ddt)
+            r = (np.where(np.isnan(rf), 0.0, np.clip(rf, 0.0, 1.0)) + 0.0).astype(ddt)
         if ftz and dt.name == "f32":
             r = flush(r, np.float32)
         w(m, s, r)
     return run
+
+
+_F64_MANT = 52
+_MANT_BITS = {np.dtype(np.float32): 23, np.dtype(np.float16): 10, np.dtype(ml_dtypes.bfloat16): 7}
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _narrowed_nan_f64(x, r, ddt):
+    """A NaN converted from f64 to a narrower float, as the H100 writes it: the sign, the top
+    mantissa bits of the payload that fit, the quiet bit set.
+
+    f64  s | e(11) | q p(51)   ->   f16  s | 11111 | 1 p(9)  (the 9 payload bits after q)
+    """
+    x = np.asarray(x, np.float64)
+    nan = np.isnan(x)
+    if not nan.any():
+        return r
+    ddt = np.dtype(ddt)
+    mant = _MANT_BITS[ddt]
+    width = 8 * ddt.itemsize
+    bits = x.view(np.uint64)
+    sign = (bits >> np.uint64(63)) << np.uint64(width - 1)
+    exp_ones = np.uint64(((1 << (width - 1 - mant)) - 1) << mant)
+    payload = (bits >> np.uint64(_F64_MANT - mant)) & np.uint64((1 << mant) - 1)
+    quiet = np.uint64(1 << (mant - 1))
+    nan_bits = (sign | exp_ones | payload | quiet).astype(_UINT[ddt.itemsize]).view(ddt)
+    return np.where(nan, nan_bits, r).astype(ddt)
+
+
+def _widened_nan_f64(x, r, ftz_f32: bool):
+    """A NaN widened to f64, as the H100 writes it: quieted (bit 51), sign and payload kept;
+    with ``cvt.ftz.f64.f32`` every NaN becomes the canonical f32 NaN 0x7FFFFFFF widened,
+    0x7FFFFFFFE0000000."""
+    r = np.asarray(r, np.float64)
+    nan = np.isnan(r)
+    if not nan.any():
+        return r
+    bits = r.view(np.uint64) | np.uint64(1 << 51)
+    if ftz_f32:
+        bits = np.full_like(bits, 0x7FFFFFFFE0000000)
+    return np.where(nan, bits, r.view(np.uint64)).view(np.float64)
 
 
 def _to_narrow(x, name: str, rnd: str | None, satfinite: bool, relu: bool):

@@ -6,11 +6,12 @@ ex2 lg2 rcp sqrt rsqrt sin cos tanh.
 
 Rounding: every ``.rn/.rz/.rm/.rp`` result is correctly rounded (``ptxsim.float_round``: exact
 float64 sums/products plus the sign of the remaining error, then one rounding to the target).
-``fma.f64`` is exact through Fractions (``.rn`` only).  ``.ftz`` flushes subnormal inputs and
+``fma.f64`` is exact through Fractions in every mode.  ``.ftz`` flushes subnormal inputs and
 results to zero of the same sign; ``.sat`` clamps to [0, 1] (NaN and -0 -> +0); ``.relu`` clamps
 negative results and -0 to +0.  NaN results of f32/f16/bf16 arithmetic, ``neg``/``abs`` and the
-unary functions are the canonical NaN (0x7FFFFFFF, 0x7FFF), as the H100 writes them; f64 keeps
-its own rule.  Packed ``x2`` types compute each element independently (element 0 in the low half).
+unary functions are the canonical NaN (0x7FFFFFFF, 0x7FFF), as the H100 writes them; f64 NaN
+results follow the H100's own rule (:data:`F64_NAN_ORDER`).  Packed ``x2`` types compute each
+element independently (element 0 in the low half).
 
 Approximations (``.approx``, ``div.full``): the hardware's bits cannot be derived from public
 information (the PTX ISA states only an error bound per instruction), so each is modelled within
@@ -27,7 +28,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from ptxsim.float_round import flush, fma64, quotient, round_to, two_prod, two_sum
+from ptxsim.float_round import flush, fused, product, quotient, round_to, square_root, two_sum
 from ptxsim.ptx_types import TYPES
 from ptxsim.registry import Unsupported, opcode
 
@@ -142,8 +143,6 @@ def _modes(q, t, op):
         raise Unsupported("div.f32 expects .approx, .full or a rounding mode")
     if op == "fma" and name == "f32x2" and mode is None:
         raise Unsupported("fma.f32x2 expects a rounding mode (.rn .rz .rm .rp)")
-    if op == "fma" and name == "f64" and mode not in (None, "rn"):
-        raise Unsupported(f"fma.{mode}.f64 is not modelled (only .rn)")
     return mode or "rn", ftz, sat, relu
 
 
@@ -159,18 +158,45 @@ def compute(op: str, xs, dt, mode: str):
         return r
     if op == "mul":
         if np.dtype(dt) == np.float64:
-            p, err = two_prod(xs[0], xs[1])
-            return round_to(p, np.sign(err), dt, mode)
+            return round_to(*product(xs[0], xs[1]), dt, mode)
         return round_to(xs[0] * xs[1], 0.0, dt, mode)
     if op == "fma":
         if np.dtype(dt) == np.float64:
-            return fma64(*xs)
+            s, sgn = fused(*xs)
+            r = round_to(s, sgn, dt, mode)
+            if mode == "rm":      # an exact zero a*b + c of nonzero terms is -0 when rounding down
+                zero = (s == 0) & (sgn == 0) & (xs[0] * xs[1] != 0) & (xs[2] != 0)
+                r = np.where(zero, np.array(-0.0, dt), r).astype(dt)
+            return r
         s, sgn = two_sum(xs[0] * xs[1], xs[2])
         return round_to(s, sgn, dt, mode)
     if op == "div":
         q, sgn = quotient(xs[0], xs[1])
         return round_to(q, sgn, dt, mode)
     raise ValueError(op)
+
+
+#: f64 NaN results as the H100 writes them (docs/sim.md "Hardware behaviours adopted"): a NaN
+#: operand is returned quieted (quiet bit 51 set, sign and payload kept; ``sub`` does not flip
+#: it), the first NaN in this operand order winning; an invalid operation (inf - inf, 0 * inf,
+#: sqrt of a negative) gives 0xFFF8000000000000.
+F64_NAN_ORDER = {"add": (1, 0), "sub": (1, 0), "mul": (1, 0), "fma": (1, 2, 0), "div": (0, 1),
+                 "rcp": (0,), "sqrt": (0,)}
+F64_DEFAULT_NAN = np.uint64(0xFFF8000000000000)
+F64_QUIET_BIT = np.uint64(1 << 51)
+
+
+def f64_nan(op: str, xs, r):
+    """``r`` (float64) with its NaNs replaced by the H100's choice for ``op`` of operands ``xs``."""
+    r = np.asarray(r, F64)
+    nan = np.isnan(r)
+    if not nan.any():
+        return r
+    bits = np.where(nan, F64_DEFAULT_NAN, r.view(np.uint64))
+    for i in reversed(F64_NAN_ORDER[op]):
+        x = np.asarray(xs[i], F64)
+        bits = np.where(nan & np.isnan(x), x.view(np.uint64) | F64_QUIET_BIT, bits)
+    return bits.view(F64)
 
 
 def compile_arith(ins, q, k, op: str, t):
@@ -191,6 +217,8 @@ def compile_arith(ins, q, k, op: str, t):
                 xs = [flush(x, dt) for x in xs]
             xs = [np.asarray(x).astype(F64) for x in xs]
             r = _post(compute(op, xs, dt, mode), dt, ftz, sat, relu)
+            if t.name == "f64":
+                r = f64_nan(op, xs, r)
             out.append(canonicalize(r, dt))
         w(m, s, out)
     return run
@@ -225,6 +253,8 @@ def compile_minmax(ins, q, k, is_min: bool, t):
         out = np.where(equal, a, out).astype(dt)
         if nan_mode:
             out = np.where(np.isnan(af) | np.isnan(bf), canonical_nan(dt), out).astype(dt)
+        if np.dtype(dt) == np.float64:            # two NaNs: the H100 returns b quieted (f64_nan)
+            out = np.where(np.isnan(af) & np.isnan(bf), b.view(np.uint64) | F64_QUIET_BIT, out.view(np.uint64)).view(dt)
         return out
 
     def run(m, s):
@@ -261,7 +291,10 @@ def compile_negabs(ins, q, k, neg: bool, t):
             if ftz:
                 x = flush(x, dt)
             bits = x.view(ut)
-            out.append(canonicalize(((bits ^ bit) if neg else (bits & ut(~bit & ((1 << (8 * size)) - 1)))).view(dt), dt))
+            r = (bits ^ bit) if neg else (bits & ut(~bit & ((1 << (8 * size)) - 1)))
+            if size == 8:        # f64: the H100 returns a NaN operand quieted, sign unchanged
+                r = np.where(np.isnan(x), bits | F64_QUIET_BIT, r)
+            out.append(canonicalize(r.view(dt), dt))        # f32/f16/bf16: the canonical NaN
         w(m, s, out)
     return run
 
@@ -269,11 +302,7 @@ def compile_negabs(ins, q, k, neg: bool, t):
 # -- unary functions ------------------------------------------------------------------------------
 
 def _sqrt(x, dt, mode):
-    s = np.sqrt(x)
-    ph, pl = two_prod(s, s)
-    with np.errstate(invalid="ignore"):
-        sgn = np.nan_to_num(np.sign((x - ph) - pl), nan=0.0)
-    return round_to(s, np.where(np.isfinite(s) & (s > 0), sgn, 0.0), dt, mode)
+    return round_to(*square_root(x), dt, mode)
 
 
 _APPROX = {
@@ -338,6 +367,8 @@ def compile_unary(ins, q, k):
                     r = ex2_half(xf)
                 else:
                     r = fn(xf).astype(dt)
+            if mode and t.name == "f64":
+                r = f64_nan(name, [xf], r)
             out.append(canonicalize(flush(r, dt) if ftz else r, dt))
         w(m, s, out)
     return run

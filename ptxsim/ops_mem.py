@@ -7,12 +7,15 @@ instruction, atomics by several threads on one address apply in thread order.
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ptxsim.errors import SimError
+from ptxsim.float_round import flush
 from ptxsim.machine import cluster_address
 from ptxsim.memory import check_alignment, split_cluster_address
-from ptxsim.ptx_parser import Addr
+from ptxsim.ops_float import canonical_nan, f64_nan
+from ptxsim.ptx_parser import Addr, Imm
 from ptxsim.ptx_types import TYPES
 from ptxsim.registry import ORDERING, Unsupported, opcode
 
@@ -169,15 +172,69 @@ def _atomic_fn(op: str, t):
     raise Unsupported(f"atom/red operation .{op} is not modelled")
 
 
+#: half-precision atomics (``atom/red.add.noftz``): name -> (element dtype, elements per value)
+HALF_ATOMICS = {"f16": (np.float16, 1), "bf16": (ml_dtypes.bfloat16, 1), "f16x2": (np.float16, 2),
+                "bf16x2": (ml_dtypes.bfloat16, 2)}
+_UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _float_sum(x, y, dt, ftz: bool):
+    """One float add of arrays of ``dt`` as the H100's atomics compute it (docs/sim.md):
+    .f32 writes NaN as 0x7FFFFFFF and, in global memory (``ftz``), flushes subnormal inputs and
+    the result to zero of the same sign (PTX ISA §9.7.13 atom: atom.add.f32 is .ftz; the H100's
+    shared-memory atom.add.f32 keeps subnormals); .f64 returns NaN operands as ``add.f64``
+    does (the operand b first, quieted); .f16/.bf16 (.noftz) keep subnormals and write NaN as
+    0x7FFF.  Every sum is rounded to nearest even once (an f64 sum of two narrower values is exact
+    or, for bf16, at least 2p+2 bits wide, so rounding it again is correct)."""
+    if dt == np.float64:
+        with np.errstate(all="ignore"):
+            return f64_nan("add", [x, y], x + y)
+    ftz = ftz and dt == np.float32
+    if ftz:
+        x, y = flush(x, dt), flush(y, dt)
+    with np.errstate(all="ignore"):
+        r = (x.astype(np.float64) + y.astype(np.float64)).astype(dt)
+    if ftz:
+        r = flush(r, dt)
+    return np.where(np.isnan(r), canonical_nan(dt), r).astype(dt)
+
+
+def atomic_float_add(name: str, ftz: bool):
+    """new_bits = add(old_bits, b_bits) on the raw bits of a float atomic's memory word; a packed
+    .f16x2/.bf16x2 adds element by element (element 0 in the low half); ``ftz``: see _float_sum."""
+    dt, lanes = HALF_ATOMICS.get(name) or ({"f32": np.float32, "f64": np.float64}[name], 1)
+    ebits = 8 * np.dtype(dt).itemsize
+    udt = _UINT[ebits // 8]
+    container = _UINT[ebits * lanes // 8]
+
+    def add(old, b):
+        old, b = np.asarray(old, container), np.asarray(b, container)
+        out = np.zeros(np.broadcast(old, b).shape, container)
+        for lane in range(lanes):
+            sh = container(lane * ebits)
+            x, y = ((v >> sh).astype(udt).view(dt) for v in (old, b))
+            out |= _float_sum(x, y, dt, ftz).view(udt).astype(container) << sh
+        return out
+    return add
+
+
 def _compile_atomic(ins, q, k, returns: bool):
     space = _space(q, ("global", "shared", "shared::cta", "shared::cluster"))
     _ignore_hints(q)
     op = q.take("add", "and", "or", "xor", "min", "max", "exch", "cas", "inc", "dec", required=True)
     if q.take("v2", "v4", "v8"):
         raise Unsupported("vector atomics are not modelled")
-    t = q.take_type(("b32", "b64", "u32", "u64", "s32", "s64", "f32", "f64"))
-    if op in ("and", "or", "xor", "exch", "cas") and t.kind == "f":
+    noftz = q.flag("noftz")
+    t = q.take_type(("b16", "b32", "b64", "u32", "u64", "s32", "s64", "f32", "f64") + tuple(HALF_ATOMICS))
+    if op in ("and", "or", "xor", "exch", "cas") and t.kind in ("f", "bf"):
         raise Unsupported(f"atom.{op} expects an integer or bit type")
+    if t.name == "b16" and op != "cas":
+        raise Unsupported(f"atom.{op}.b16 does not exist (.b16 is for atom.cas only)")
+    half = t.name in HALF_ATOMICS
+    if half and (op != "add" or not noftz):
+        raise Unsupported(f"atom.{op}.{t.name} is not modelled (expects atom/red.add.noftz.{t.name})")
+    if noftz and not half:
+        raise Unsupported(f".noftz expects a half-precision type, but got .{t.name}")
     ops = list(ins.operands)
     dest = ops.pop(0) if returns else None
     if not ops or not isinstance(ops[0], Addr):
@@ -189,8 +246,10 @@ def _compile_atomic(ins, q, k, returns: bool):
     rb = k.reader(ops[1], t)
     rc = k.reader(ops[2], t) if op == "cas" else (lambda m, s: None)
     w = k.writer(dest, t) if returns else None
-    fn = _atomic_fn(op, t)
     what = f"{ins.parts[0]}.{space}"
+    if op == "add" and (t.kind in ("f", "bf") or half):
+        return _float_atomic_add(addr, rb, w, t, space, what)
+    fn = _atomic_fn(op, t)
 
     def run(m, s):
         view, index = m.locate(space, s, addr(m, s), t.bits, what)
@@ -212,6 +271,30 @@ def _compile_atomic(ins, q, k, returns: bool):
     return run
 
 
+def _float_atomic_add(addr, rb, w, t, space: str, what: str):
+    """atom/red.add on floats, on the memory word's bits (:func:`atomic_float_add`); threads
+    hitting one address add in thread order."""
+    adders = {ftz: atomic_float_add(t.name, ftz) for ftz in (False, True)}
+    udt = _UINT[t.bits // 8]
+
+    def run(m, s):
+        a = addr(m, s)
+        add = adders[m.space_of(space, a) == "global"]
+        view, index = m.locate(space, s, a, t.bits, what)
+        b = np.broadcast_to(np.asarray(t.to_bits(rb(m, s))).astype(udt), (s.n,))
+        if np.unique(index).size == index.size:                        # no collisions: vectorised
+            old = view[index].copy()
+            view[index] = add(old, b)
+        else:
+            old = np.empty(s.n, udt)
+            for j in range(s.n):                                       # thread order
+                old[j] = view[index[j]]
+                view[index[j]] = add(old[j], b[j])
+        if w is not None:
+            w(m, s, t.from_u64(old.astype(np.uint64)))
+    return run
+
+
 @opcode("atom")
 def compile_atom(ins, q, k):
     return _compile_atomic(ins, q, k, returns=True)
@@ -228,3 +311,33 @@ def compile_prefetch(ins, q, k):
     q.ignore_prefix("L1", "L2", "tensormap")
     k.operands(ins, 1)
     return lambda m, s: None
+
+
+#: the value ``createpolicy`` writes.  A cache policy is an opaque 64-bit value (PTX ISA §9.7.9,
+#: createpolicy) used only as the ``.L2::cache_hint`` operand of loads, stores, atomics and bulk
+#: copies; it changes where data is cached, never a result, so the simulator (one flat memory, no
+#: caches) gives every policy the same value and accepts the hint operand without effect.  Kernels
+#: must not read a policy's bits (the H100 battery records none).
+CACHE_POLICY = np.uint64(0)
+
+
+@opcode("createpolicy")
+def compile_createpolicy(ins, q, k):
+    """``createpolicy.fractional.L2::{primary}{.L2::secondary}.b64 p{, fraction}``,
+    ``createpolicy.range{.global}.L2::{primary}{.L2::secondary}.b64 p, [a], primary-size,
+    total-size`` and ``createpolicy.cvt.L2.b64 p, access-property``: writes :data:`CACHE_POLICY`."""
+    form = q.take("fractional", "range", "cvt", required=True)
+    q.take("global")
+    q.take("L2")
+    priorities = [x for x in q.rest if x.startswith("L2::evict_")]
+    for x in priorities:
+        q.rest.remove(x)
+    q.take_type(("b64",))
+    if form != "cvt" and not 1 <= len(priorities) <= 2:
+        raise Unsupported(f"createpolicy.{form} expects an .L2::evict_* primary priority")
+    counts = {"fractional": (1, 2), "range": (4,), "cvt": (2,)}[form]
+    ops = k.operands(ins, *counts)
+    if form == "fractional" and len(ops) == 2 and isinstance(ops[1], Imm) and not 0.0 < float(ops[1].value) <= 1.0:
+        raise Unsupported(f"createpolicy.fractional expects a fraction in (0.0, 1.0], but got {ops[1].value}")
+    w = k.writer(ops[0], TYPES["b64"])
+    return lambda m, s: w(m, s, CACHE_POLICY)

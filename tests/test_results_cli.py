@@ -34,13 +34,13 @@ def test_bad_baseline_row_names_file_and_line(tmp_path, capsys):
 def test_pytest_command_carries_every_option(tmp_path):
     args = build_parser().parse_args(["run", "--level", "default", "-n", "4", "--device", "none", "--shard", "2/8",
                                       "--section", "9.7.16.4", "--family", "mma", "--ptxas", "/opt/ptxas",
-                                      "--flake-reruns", "2", "-k", "f16", "--", "-x"])
+                                      "--flake-reruns", "2", "-k", "f16", "--load", "ptx", "--", "-x"])
     cmd = pytest_command(args, tmp_path)
     assert cmd[:3] == [sys.executable, "-m", "pytest"] and cmd[3].endswith("conformance")
     text = " ".join(cmd[4:])
     for part in ("-p conformance.plugin", "-p conformance.outcomes_plugin", f"--results {tmp_path}",
                  "--level default", "--device none", "-n 4", "--shard 2/8", "--section 9.7.16.4",
-                 "--family mma", "--ptxas /opt/ptxas", "--flake-reruns 2", "-k f16"):
+                 "--family mma", "--ptxas /opt/ptxas", "--flake-reruns 2", "-k f16", "--load ptx"):
         assert part in text
     assert cmd[-1] == "-x"
 

@@ -203,6 +203,7 @@ class FakeDriver:
         self.modules = 0
         self.fault_on_launch = fault_on_launch
         self.hang = hang
+        self.sticky = ""
         self.context_fails_after = context_fails_after
         driver = self
 
@@ -222,6 +223,7 @@ class FakeDriver:
 
             def make_context(self):
                 driver.contexts += 1
+                driver.sticky = ""
                 if driver.context_fails_after is not None and driver.contexts > driver.context_fails_after:
                     raise driver.Error("context creation failed")
                 return FakeContext()
@@ -235,7 +237,8 @@ class FakeDriver:
 
         class Event:
             def record(self):
-                pass
+                if driver.sticky:
+                    raise driver.Error(driver.sticky)
 
             def query(self):
                 return not driver.hang
@@ -283,9 +286,10 @@ class FakeDriver:
 
         class Function:
             def __call__(self, table, ncases, block, grid, shared):
-                if driver.fault_on_launch:
+                if driver.fault_on_launch:            # the kernel faults; the error surfaces at the next call
                     driver.fault_on_launch -= 1
-                    raise driver.Error("unspecified launch failure")
+                    driver.sticky = "unspecified launch failure"
+                    return
                 fake_kernel(driver._view, int(table), int(ncases))
 
             def set_attribute(self, attr, value):
@@ -336,17 +340,19 @@ def test_sticky_error_is_a_crash_and_the_context_is_rebuilt(monkeypatch):
     assert driver.modules == loaded + 1
 
 
-def test_unrecoverable_context_or_hang_asks_for_a_worker_restart(monkeypatch):
+def test_unrecoverable_context_asks_for_a_worker_restart_and_a_hang_for_a_new_context(monkeypatch):
     monkeypatch.setattr(dev, "_RESTART", [])
     device = dcuda.PyCudaDevice(FakeDriver(fault_on_launch=1, context_fails_after=1))
     with pytest.raises(CaseCrash):
         _launch(device, device.load(b"cubin"))
     assert "could not be rebuilt" in dev.restart_requested()
     monkeypatch.setattr(dev, "_RESTART", [])
-    device = dcuda.PyCudaDevice(FakeDriver(hang=True), host_timeout_s=0.01)
+    driver = FakeDriver(hang=True)
+    device = dcuda.PyCudaDevice(driver, host_timeout_s=0.01)
     with pytest.raises(CaseTimeout, match="did not finish within 0.01 s"):
         _launch(device, device.load(b"cubin"))
-    assert "still running" in dev.restart_requested()
+    # destroying the context ends the hung kernel: the run goes on in a new one, no restart
+    assert driver.contexts == 2 and dev.restart_requested() is None
 
 
 def test_driver_version_format():

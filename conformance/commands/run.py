@@ -37,6 +37,8 @@ def register(subparsers) -> None:
     parser.add_argument("--device", choices=("cuda", "sim", "none"), default="cuda",
                         help="execution backend (default cuda: execution cases skip where no GPU fits)")
     parser.add_argument("--numerics", choices=("spec", "hardware"), default="spec")
+    parser.add_argument("--load", choices=("cubin", "ptx"), default="cubin",
+                        help="with --device cuda: cubins assembled for the GPU (default) or the driver's PTX JIT")
     parser.add_argument("--baseline", metavar="FILE", help="CSV case_id,Status of expected failures")
     parser.add_argument("--skips", action="append", default=[], metavar="FILE", help="regexes of cases not to run")
     parser.add_argument("--flakes", action="append", default=[], metavar="FILE", help="regexes of known flakes")
@@ -88,7 +90,7 @@ def pytest_command(args, results: Path) -> list[str]:
     suite = Path(conformance.__file__).resolve().parent
     cmd = [sys.executable, "-m", "pytest", str(suite), "-p", "conformance.plugin", "-p", "conformance.outcomes_plugin",
            "--results", str(results), "--level", args.level, "--device", args.device, "--numerics", args.numerics,
-           "--flake-reruns", str(args.flake_reruns)]
+           "--load", args.load, "--flake-reruns", str(args.flake_reruns)]
     if str(args.numprocesses) != "0":
         cmd += ["-n", str(args.numprocesses)]
     if args.baseline:

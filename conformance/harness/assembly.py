@@ -26,10 +26,11 @@ MMA_FAMILIES = ("mma", "mma.sp", "mma.ws", "mma.ws.sp", "warp.mma.sp")
 LOOKAHEAD_ITEMS = 256
 
 
-def job_for(case: Case, target: str) -> Job:
-    """The assembly job of ``case`` on ``target`` (`.version`: forced, else the lowest allowed)."""
+def job_for(case: Case, target: str, arch: str = "") -> Job:
+    """The assembly job of ``case`` on ``target`` (`.version`: forced, else the lowest allowed),
+    as SASS for ``arch`` (default: the target itself)."""
     version = case.ptx_version or ptx_version(target, case.features)
-    return Job(case.kernel.name, target, render(case.kernel, target, version))
+    return Job(case.kernel.name, target, render(case.kernel, target, version), "" if arch == target else arch)
 
 
 def selected_cases(config, families: Sequence[str]) -> list[Case]:
@@ -47,12 +48,12 @@ class AssemblyService:
         self.tool = ptxas
         self.nvdisasm = nvdisasm
         self.assembler = Assembler(ptxas, nvdisasm, workers=workers)
-        self.results: dict[tuple[str, str], Result] = {}
+        self.results: dict[tuple[str, ...], Result] = {}
         self._index: dict[int, int] | None = None
 
     def ensure(self, jobs: Iterable[Job], optional: Iterable[Job] = ()) -> None:
-        todo = [j for j in jobs if (j.name, j.target) not in self.results]
-        extra = [j for j in optional if (j.name, j.target) not in self.results]
+        todo = [j for j in jobs if j.key not in self.results]
+        extra = [j for j in optional if j.key not in self.results]
         if todo:
             self.results.update(self.assembler.assemble(todo, optional=extra))
 
@@ -62,6 +63,13 @@ class AssemblyService:
             jobs = [job_for(case, t) for t in case.targets]
             self.ensure(jobs, self._lookahead(item) if item is not None else ())
         return {t: self.results[(case.kernel.name, t)] for t in case.targets}
+
+    def result_for_device(self, case: Case, target: str, arch: str) -> Result:
+        """The case's kernel of PTX ``target`` assembled as SASS for the device's ``arch``."""
+        job = job_for(case, target, arch)
+        if job.key not in self.results:
+            self.ensure([job])
+        return self.results[job.key]
 
     def _lookahead(self, item) -> list[Job]:
         items = item.session.items

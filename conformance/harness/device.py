@@ -52,6 +52,16 @@ class CaseTimeout(Exception):
         super().__init__(f"{message} (cases: {', '.join(self.case_ids[:8])})")
 
 
+class CaseResourceError(Exception):
+    """The device could not provide what a launch needs (out of memory while setting it up); the
+    batch is retried in smaller launches, and a single case that still cannot run fails naming it."""
+
+    def __init__(self, case_ids: Sequence[str], message: str) -> None:
+        self.case_ids = tuple(case_ids)
+        super().__init__(f"ResourceError: {message} (cases: {', '.join(self.case_ids[:8])}"
+                         f"{', ...' if len(self.case_ids) > 8 else ''})")
+
+
 @dataclass(frozen=True)
 class CaseBuffers:
     """Host data of one case: its operand images (every CTA's block, back to back) and the

@@ -1,14 +1,27 @@
 """PyCUDA backend of the device layer (imported only for ``--device cuda``; pycuda is optional).
 
 One CUDA context per process (per pytest-xdist worker), on the GPU the worker was pinned to
-(:func:`conformance.harness.device.pin_worker_gpu`, called before pycuda initialises CUDA).  A CUDA error
-at or after the launch is treated as sticky: the launch's cases end as ``Crash``, the context is
-destroyed and made again (modules are reloaded lazily); when that fails, or when a kernel is
-still running after the host timeout, the worker asks to be restarted.
+(:func:`conformance.harness.device.pin_worker_gpu`, called before pycuda initialises CUDA).  The
+context is popped and detached when the process ends (:func:`close_cuda_device`, run at exit and
+at the end of the pytest session): PyCUDA aborts a process whose context stack is not empty at
+exit ("PyCUDA ERROR: The context stack was not empty upon module cleanup", every worker of the
+first H100 run, 2026-11-26).
+
+A CUDA error at or after the launch is treated as sticky: the launch's cases end as ``Crash``, the
+context is destroyed and made again (modules are reloaded lazily).  A kernel still running after the
+host timeout is a ``Timeout``: its context is destroyed too, which ends the kernel, and the run goes
+on.  When a context cannot be rebuilt, the worker asks to be restarted.  An out-of-memory error
+while setting up a launch is a ``CaseResourceError`` (the batch is retried in smaller launches).
+
+Only the public PyCUDA API is used (``pycuda.driver``), so a stand-in module of the same shape
+(tests/fake_cuda: a driver that enforces the real driver's rules and runs kernels on ptxsim) runs
+this whole path in CI.
 """
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 import os
 import time
@@ -20,6 +33,7 @@ import numpy as np
 from conformance.harness.device import (
     CaseBuffers,
     CaseCrash,
+    CaseResourceError,
     CaseTimeout,
     LaunchResult,
     pin_worker_gpu,
@@ -41,9 +55,10 @@ def format_driver_version(version: int) -> str:
 
 @dataclass
 class CudaModule:
-    """A loaded cubin; reloaded on first use after the context was rebuilt."""
+    """A loaded cubin (or PTX text, for the driver's JIT); reloaded on first use after the context
+    was rebuilt."""
 
-    cubin: bytes
+    image: bytes
     generation: int
     handle: Any
 
@@ -60,17 +75,37 @@ class PyCudaDevice:
         self.driver_version = format_driver_version(int(driver.get_driver_version()))
         self.host_timeout_s = host_timeout_s
         self.generation = 0
-        self._ctx = self._dev.make_context()
+        self._modules: list[CudaModule] = []
+        self._ctx: Any = self._dev.make_context()
 
     # -- context --------------------------------------------------------------------------------
 
-    def _rebuild(self, why: str) -> None:
-        cuda = self._cuda
+    def _drop_context(self) -> None:
+        """Release this context's modules, then pop and detach it (detach destroys it, ending
+        any kernel still running in it)."""
+        for module in self._modules:
+            module.handle = None
+        self._modules.clear()
+        gc.collect()             # PyCUDA unloads a module when its last reference goes
+        ctx, self._ctx = self._ctx, None
+        if ctx is None:
+            return
         try:
-            self._ctx.pop()
-            self._ctx.detach()
+            ctx.pop()
         except Exception:  # noqa: BLE001  (a context after a sticky error may refuse anything)
             pass
+        try:
+            ctx.detach()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def close(self) -> None:
+        """Pop and detach the context (at process exit; idempotent)."""
+        self._drop_context()
+
+    def _rebuild(self, why: str) -> None:
+        cuda = self._cuda
+        self._drop_context()
         self.generation += 1
         try:
             self._ctx = self._dev.make_context()
@@ -80,13 +115,20 @@ class PyCudaDevice:
         except Exception as exc:  # noqa: BLE001
             request_worker_restart(f"CUDA context could not be rebuilt after {why}: {exc}")
 
-    def load(self, cubin: bytes) -> CudaModule:
-        return CudaModule(bytes(cubin), self.generation, self._cuda.module_from_buffer(bytes(cubin)))
+    def load(self, image: bytes) -> CudaModule:
+        """Load a cubin, or PTX text (the driver JIT-compiles it for this device: ``--load ptx``)."""
+        image = bytes(image)
+        if image[:4] != b"\x7fELF" and not image.endswith(b"\0"):
+            image += b"\0"          # cuModuleLoadDataEx reads PTX as a NUL-terminated string
+        module = CudaModule(image, self.generation, self._cuda.module_from_buffer(image))
+        self._modules.append(module)
+        return module
 
     def _handle(self, module: CudaModule) -> Any:
-        if module.generation != self.generation:
-            module.handle = self._cuda.module_from_buffer(module.cubin)
+        if module.generation != self.generation or module.handle is None:
+            module.handle = self._cuda.module_from_buffer(module.image)
             module.generation = self.generation
+            self._modules.append(module)
         return module.handle
 
     # -- launch ---------------------------------------------------------------------------------
@@ -107,7 +149,10 @@ class PyCudaDevice:
             raise ValueError(f"grid expects at least {len(buffers) * ctas} CTAs, but got {grid}")
         # Before the launch: errors here are the harness's (bad name, out of memory), not a crash.
         plan = plan_arena(case_records, buffers, ctas)
-        arena = cuda.mem_alloc(plan.total)
+        try:
+            arena = cuda.mem_alloc(plan.total)
+        except cuda.MemoryError as exc:
+            raise CaseResourceError(ids, f"{kernel_name}: {exc} ({plan.total} bytes for {len(buffers)} case(s))") from exc
         try:
             plan = plan_arena(case_records, buffers, ctas, base=int(arena))
             image = plan.host_image(case_records, buffers)
@@ -116,21 +161,33 @@ class PyCudaDevice:
             if shared_bytes > _DEFAULT_SMEM_LIMIT:
                 func.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
         except BaseException:
-            arena.free()
+            _release(arena)
             raise
+        start, end = cuda.Event(), cuda.Event()
         try:
-            start, end = cuda.Event(), cuda.Event()
             start.record()
             func(np.uint64(plan.base), np.uint32(len(buffers)), block=tuple(block), grid=tuple(grid),
                  shared=shared_bytes)
+        except cuda.Error as exc:
+            # Refused before it ran (launch limits: block, shared memory, cluster): not sticky.
+            _release(arena)
+            raise RuntimeError(f"{kernel_name}: the driver refused the launch: {exc}") from exc
+        try:
             end.record()
             self._wait(end, ids, kernel_name)
             cuda.memcpy_dtoh(image, arena)
             seconds = start.time_till(end) / 1000.0
             arena.free()
         except cuda.Error as exc:
+            _release(arena)
+            del arena, start, end
             self._rebuild(f"{kernel_name}: {exc}")
             raise CaseCrash(ids, f"CUDA error in {kernel_name}: {exc}; context rebuilt") from exc
+        except CaseTimeout:
+            _release(arena)
+            del arena, start, end
+            self._rebuild(f"{kernel_name}: host timeout")
+            raise
         return LaunchResult(plan.outputs(image), plan.status_words(image), seconds)
 
     def _wait(self, event: Any, ids: list[str], kernel_name: str) -> None:
@@ -138,10 +195,18 @@ class PyCudaDevice:
         delay = 1e-5
         while not event.query():
             if time.monotonic() > deadline:
-                request_worker_restart(f"{kernel_name} still running after {self.host_timeout_s:g} s")
-                raise CaseTimeout(ids, f"{kernel_name} did not finish within {self.host_timeout_s:g} s (host timeout)")
+                raise CaseTimeout(ids, f"{kernel_name} did not finish within {self.host_timeout_s:g} s "
+                                       "(host timeout; context destroyed and rebuilt)")
             time.sleep(delay)
             delay = min(delay * 2, 0.01)
+
+
+def _release(allocation: Any) -> None:
+    """Free a device allocation where the context still allows it (not after a sticky error)."""
+    try:
+        allocation.free()
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def open_cuda_device(driver: Any = None) -> tuple[PyCudaDevice | None, str]:
@@ -163,4 +228,12 @@ def open_cuda_device(driver: Any = None) -> tuple[PyCudaDevice | None, str]:
     except Exception as exc:  # noqa: BLE001  (no driver, no GPU, busy GPU: all mean "none here")
         opened = (None, f"no usable CUDA GPU ({exc})")
     _OPENED.append(opened)
+    if opened[0] is not None:
+        atexit.register(close_cuda_device)     # runs before PyCUDA's own check of the context stack
     return opened
+
+
+def close_cuda_device() -> None:
+    """Pop and detach this process's context, if one was opened (idempotent)."""
+    if _OPENED and _OPENED[0][0] is not None:
+        _OPENED[0][0].close()

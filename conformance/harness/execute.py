@@ -131,6 +131,9 @@ def check_case(xcase: ExecCase, request) -> None:
         require_target(case.targets, device)             # skips: NotSupported ...; device is sm_XY
     props = request.node.user_properties
     props.append(("target", target))
+    if svc.kind == "cuda":
+        props += [("load", svc.load_mode), ("sass_arch", svc.arch_for(target) or "driver JIT"),
+                  ("toolchain", svc.toolchain_for(target))]
     run = svc.run_for(request.node, xcase, target)
     props += [("batch", run.batch), ("device_seconds", round(run.seconds, 6))]
     if run.skip:

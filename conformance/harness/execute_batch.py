@@ -23,8 +23,8 @@ from typing import Callable
 
 import numpy as np
 
-from conformance.harness.device import CaseBuffers, CaseCrash, CaseTimeout
-from conformance.harness.gating import supported_target
+from conformance.harness.device import CaseBuffers, CaseCrash, CaseResourceError, CaseTimeout
+from conformance.harness.gating import sass_arch, supported_target
 from generators.inputs import NUMERICS, SEMANTIC, CaseInputs, Untestable, case_record, synthesize
 from generators.params import Case
 from generators.ptx.kernel import render
@@ -119,6 +119,9 @@ class ExecutionService:
         self._positions: dict[int, int] = {}
         self.launches = 0
         self.seconds = 0.0
+        #: how a GPU gets its kernels: ``cubin`` (ptxas for the device's SASS architecture) or
+        #: ``ptx`` (the driver's JIT); the simulator always takes PTX
+        self.load_mode = config.getoption("load", "cubin") if self.kind == "cuda" else "ptx"
 
     # -- keys -----------------------------------------------------------------------------------
     def generation(self) -> tuple[int, int]:
@@ -172,6 +175,26 @@ class ExecutionService:
             return supported_target(case.targets, (10, 0)) or case.targets[0]
         return supported_target(case.targets, getattr(self.device, "compute_capability", None))
 
+    def arch_for(self, target: str) -> str | None:
+        """The SASS architecture a kernel of PTX ``target`` is assembled for on this device
+        (``None`` where nothing is assembled: the simulator, or ``--load ptx``)."""
+        if self.kind != "cuda" or self.load_mode != "cubin":
+            return None
+        return sass_arch(target, self.device.compute_capability)
+
+    def toolchain_for(self, target: str) -> str | None:
+        """The outcome's toolchain on a GPU: ``ptxas 13.0.88 -arch=sm_90`` (the SASS architecture
+        beside the assembler), or ``driver JIT of sm_80 PTX`` with ``--load ptx``."""
+        if self.kind != "cuda":
+            return None
+        arch = self.arch_for(target)
+        if arch is None:
+            return f"driver JIT of {target} PTX"
+        from conformance.harness.assembly import toolchains
+
+        tools = toolchains(self.config)
+        return f"{tools[0].label.replace('-', ' ', 1)} -arch={arch}" if tools else f"-arch={arch}"
+
     # -- results --------------------------------------------------------------------------------
     def run_for(self, item, xcase: ExecCase, target: str) -> CaseRun:
         key = (xcase.case.kernel.name, target)
@@ -204,20 +227,22 @@ class ExecutionService:
         if key not in self.sources:
             ptx = render(case.kernel, target, case.ptx_version or ptx_version(target, case.features))
             cubin = None
-            if self.kind == "cuda":
-                cubin = self._assemble(case, target)
+            arch = self.arch_for(target)
+            if arch is not None:
+                cubin = self._assemble(case, target, arch)
             self.sources[key] = (ptx, cubin)
         return self.sources[key]
 
-    def _assemble(self, case: Case, target: str) -> bytes:
+    def _assemble(self, case: Case, target: str, arch: str) -> bytes:
         from conformance.harness.assembly import service, toolchains
 
         tools = toolchains(self.config)
         if not tools:
             raise RuntimeError("no ptxas found to assemble the kernel (--ptxas, $TCGEN05_CTS_PTXAS, PATH)")
-        result = service(self.config, tools[0]).results_for(case)[target]
+        result = service(self.config, tools[0]).result_for_device(case, target, arch)
         if not result.ok or not result.cubin:
-            raise RuntimeError(f"{tools[0].label} rejects the kernel on {target}: {result.diagnostics.strip()[:500]}")
+            raise RuntimeError(f"{tools[0].label} -arch={arch} rejects the kernel of target {target}: "
+                               f"{result.diagnostics.strip()[:500]}")
         return Path(result.cubin).read_bytes()
 
     def module(self, case: Case, target: str):
@@ -238,7 +263,7 @@ class ExecutionService:
                 except UnimplementedError as exc:
                     raise SimSkip("simulator: not modelled: " + "; ".join(exc.items)[:600]) from None
             else:
-                self.modules[key] = self.device.load(cubin)
+                self.modules[key] = self.device.load(cubin if self.load_mode == "cubin" else ptx.encode())
         return self.modules[key]
 
     # -- launching ------------------------------------------------------------------------------
@@ -282,12 +307,13 @@ class ExecutionService:
         return result.outputs, result.status_words, elapsed
 
     def _isolating(self, module, case: Case, ready):
-        """Run the batch; on a crash or timeout, rerun case by case so each status finds its case."""
+        """Run the batch; on a crash, timeout or out-of-memory, rerun case by case so each status
+        finds its case (after a crash or timeout the backend has rebuilt its context)."""
         try:
             outputs, status, secs = self._launch(module, case, ready)
             share = secs / len(ready)
             return [(xc, inp, outputs[i], status[i], None, share, len(ready)) for i, (xc, inp) in enumerate(ready)]
-        except (CaseCrash, CaseTimeout) as exc:
+        except (CaseCrash, CaseTimeout, CaseResourceError) as exc:
             if len(ready) == 1:
                 return [(ready[0][0], ready[0][1], None, None, exc, 0.0, 1)]
         out = []
@@ -295,7 +321,7 @@ class ExecutionService:
             try:
                 outputs, status, secs = self._launch(module, case, [(xc, inp)])
                 out.append((xc, inp, outputs[0], status[0], None, secs, 1))
-            except (CaseCrash, CaseTimeout) as exc:
+            except (CaseCrash, CaseTimeout, CaseResourceError) as exc:
                 out.append((xc, inp, None, None, exc, 0.0, 1))
         return out
 

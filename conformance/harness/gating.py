@@ -45,6 +45,27 @@ def device_target(cc: tuple[int, int]) -> str:
     return f"sm_{cc[0]}{cc[1]}"
 
 
+def sass_arch(target: str, cc: tuple[int, int]) -> str:
+    """The ``ptxas -arch`` that turns PTX of ``target`` into SASS for a device of compute capability ``cc``.
+
+    SASS runs only on its own major version (an ``sm_80`` cubin does not load on an sm_90 GPU:
+    "no kernel image is available for execution on the device", H100, 2026-11-26), so the device's
+    own architecture is used, with the suffix the PTX needs: ``sm_XYa`` for an arch-specific
+    target, ``sm_XYf`` for a family target, plain ``sm_XY`` for a baseline one.  ptxas 13.0
+    accepts exactly these pairs (docs/gpu.md, "Which -arch for which .target")::
+
+        .target sm_80  ->  -arch sm_80 ... sm_121a   (any architecture at or above the target)
+        .target sm_100f -> -arch sm_100/100a/100f/103/103a/103f   (the family)
+        .target sm_100a -> -arch sm_100a only
+
+    Raises ``ValueError`` when the target does not run on ``cc`` (gate with :func:`supported_target`).
+    """
+    parsed = Target.parse(target)
+    if not parsed.runs_on(cc):
+        raise ValueError(f"target {target} expects a device it runs on, but got compute capability {cc[0]}.{cc[1]}")
+    return device_target(cc) + parsed.suffix
+
+
 def supported_target(targets: Sequence[str], cc: tuple[int, int] | None) -> str | None:
     """The first of ``targets`` that runs on compute capability ``cc`` (``None`` if none does)."""
     if cc is None:

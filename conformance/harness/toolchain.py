@@ -33,7 +33,7 @@ from pathlib import Path
 from conformance.harness import sass
 
 ENV_PTXAS, ENV_NVDISASM, ENV_CACHE = "TCGEN05_CTS_PTXAS", "TCGEN05_CTS_NVDISASM", "TCGEN05_CTS_CACHE"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2               # 2: key has the SASS architecture; cubins keep their PTX beside them
 CLAIM_TIMEOUT_S = 900          # a claim older than this is abandoned work
 
 
@@ -123,11 +123,27 @@ def cache_dir() -> Path:
 
 @dataclass(frozen=True)
 class Job:
-    """One kernel to assemble: entry ``name``, ``target`` (``-arch``), PTX text."""
+    """One kernel to assemble: entry ``name``, PTX ``target`` (its ``.target``), PTX text, and the
+    SASS architecture ``arch`` given to ``ptxas -arch`` (the target itself when empty).
+
+    The execution tier assembles for the device that runs the kernel (``sm_80`` PTX as ``sm_90``
+    SASS on an H100: ``conformance.harness.gating.sass_arch``); the assembly tier for the target.
+    """
 
     name: str
     target: str
     ptx: str
+    arch: str = ""
+
+    @property
+    def sass(self) -> str:
+        """The ``-arch`` value."""
+        return self.arch or self.target
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        """Result key: ``(name, target)``, plus the SASS architecture when it is not the target."""
+        return (self.name, self.target) if self.sass == self.target else (self.name, self.target, self.sass)
 
 
 @dataclass
@@ -144,6 +160,13 @@ class Result:
 
     def has_tensor_mma(self) -> bool:
         return sass.has_tensor_mma(self.opcodes)
+
+
+def ptx_beside(cubin: Path) -> Path:
+    """Where the PTX a cached cubin was assembled from is kept (``<sha256>.ptx.json``:
+    ``{"modules": [ptx, ...]}``, one entry per PTX file ptxas linked into it). A test double of
+    the driver (tests/fake_cuda) executes a loaded cubin by running this PTX on the simulator."""
+    return cubin.with_suffix(".ptx.json")
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
@@ -177,7 +200,7 @@ class Assembler:
     # -- keys and cache ----------------------------------------------------------------------
     def key(self, job: Job) -> str:
         h = hashlib.sha256()
-        for part in (str(CACHE_FORMAT), self.ptxas.version, " ".join(self.flags), job.target,
+        for part in (str(CACHE_FORMAT), self.ptxas.version, " ".join(self.flags), job.target, job.sass,
                      self.nvdisasm.version if self.nvdisasm else "-", job.ptx):
             h.update(part.encode())
             h.update(b"\0")
@@ -201,8 +224,8 @@ class Assembler:
         _atomic_write(self._result_path(self.key(job)), json.dumps(data, sort_keys=True).encode())
 
     # -- assembly ------------------------------------------------------------------------------
-    def assemble(self, jobs: Iterable[Job], optional: Iterable[Job] = ()) -> dict[tuple[str, str], Result]:
-        """Results keyed by (name, target); cache hits first, misses in batches per target.
+    def assemble(self, jobs: Iterable[Job], optional: Iterable[Job] = ()) -> dict[tuple[str, ...], Result]:
+        """Results keyed by :attr:`Job.key`; cache hits first, misses in batches per (target, SASS arch).
 
         Several processes (pytest-xdist workers) may share the cache: each miss is *claimed*
         (a file created with O_EXCL under ``claims/``) before it is assembled. ``optional``
@@ -215,15 +238,15 @@ class Assembler:
         seen: set[tuple[str, str]] = set()
         required = list(jobs)
         for job, is_optional in [(j, False) for j in required] + [(j, True) for j in optional]:
-            if (job.name, job.target) in seen:
+            if job.key in seen:
                 continue
-            seen.add((job.name, job.target))
+            seen.add(job.key)
             hit = self.lookup(job)
             if hit is not None:
-                results[(job.name, job.target)] = hit
+                results[job.key] = hit
                 self.stats["hits"] += 1
             elif self._claim(job):
-                mine.setdefault(job.target, []).append(job)
+                mine.setdefault((job.target, job.sass), []).append(job)
             elif not is_optional:
                 waiting.append(job)
         batches = [group[i:i + self.batch_size] for group in mine.values()
@@ -236,7 +259,7 @@ class Assembler:
             for batch in batches:
                 results.update(self._assemble_batch(batch))
         for job in waiting:
-            results[(job.name, job.target)] = self._wait_for(job)
+            results[job.key] = self._wait_for(job)
         return results
 
     # -- claims (cross-process work sharing) ------------------------------------------------------
@@ -291,7 +314,7 @@ class Assembler:
             time.sleep(0.1)
         self._release(job)
         self._claim(job)
-        return self._assemble_batch([job])[(job.name, job.target)]
+        return self._assemble_batch([job])[job.key]
 
     def _run(self, jobs: list[Job], workdir: str) -> tuple[int, str, str | None, dict[str, str]]:
         files = {}
@@ -301,7 +324,7 @@ class Assembler:
                 Path(path).write_text(job.ptx)
             files[job.name] = path
         out_path = os.path.join(workdir, f"out-{len(os.listdir(workdir))}.cubin")
-        cmd = [self.ptxas.path, f"-arch={jobs[0].target}", *self.flags, *files.values(), "-o", out_path]
+        cmd = [self.ptxas.path, f"-arch={jobs[0].sass}", *self.flags, *files.values(), "-o", out_path]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         with self._lock:
             self.stats["ptxas_runs"] += 1
@@ -322,14 +345,14 @@ class Assembler:
                 diags.setdefault(name, []).append(line.strip())
         return diags
 
-    def _assemble_batch(self, jobs: list[Job]) -> dict[tuple[str, str], Result]:
-        results: dict[tuple[str, str], Result] = {}
+    def _assemble_batch(self, jobs: list[Job]) -> dict[tuple[str, ...], Result]:
+        results: dict[tuple[str, ...], Result] = {}
         with tempfile.TemporaryDirectory(prefix="tcgen05-cts-") as workdir:
             self._settle(jobs, workdir, results)
         with self._lock:
             self.stats["assembled"] += len(jobs)
         for job in jobs:
-            self._store(job, results[(job.name, job.target)])
+            self._store(job, results[job.key])
             self._release(job)
         return results
 
@@ -348,7 +371,7 @@ class Assembler:
             if not suspects:
                 if len(pending) == 1:
                     job = pending[0]
-                    results[(job.name, job.target)] = Result(job.name, job.target, False, output.strip())
+                    results[job.key] = Result(job.name, job.target, False, output.strip())
                     return
                 half = len(pending) // 2
                 self._settle(pending[:half], workdir, results)
@@ -366,7 +389,7 @@ class Assembler:
             self._accept([job], cubin, diags, results)
         else:
             text = "\n".join(diags.get(job.name, [])) or output.strip()
-            results[(job.name, job.target)] = Result(job.name, job.target, False, text)
+            results[job.key] = Result(job.name, job.target, False, text)
 
     def _accept(self, jobs: list[Job], cubin: str | None, diags: dict, results: dict) -> None:
         stored = None
@@ -375,10 +398,11 @@ class Assembler:
             data = Path(cubin).read_bytes()
             stored = self.cache / "cubins" / f"{hashlib.sha256(data).hexdigest()}.cubin"
             if not stored.exists():
+                _atomic_write(ptx_beside(stored), json.dumps({"modules": [j.ptx for j in jobs]}).encode())
                 _atomic_write(stored, data)
             if self.nvdisasm is not None:
                 opcodes = sass.opcodes_by_function(self.nvdisasm.path, str(stored))
         for job in jobs:
-            results[(job.name, job.target)] = Result(
+            results[job.key] = Result(
                 job.name, job.target, True, "\n".join(diags.get(job.name, [])),
                 sorted(opcodes.get(job.name, [])), str(stored) if stored else None)

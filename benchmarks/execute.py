@@ -1,11 +1,18 @@
-"""Execution tier on the simulated device, outside pytest: cases/s per family and overall.
+"""Execution tier outside pytest, on any device: cases/s per family, launches alone and end to end.
 
-    python3 benchmarks/sim_execute.py --level default [--family mma] [--limit 400] [--batch 64] [--m 128 --n 256]
+    python3 benchmarks/execute.py [--device sim|cuda] [--load cubin|ptx] --level default [--family mma]
+                                  [--limit 400] [--batch N] [--m 128 --n 256]
 
-Runs the same path as ``pytest -m execute --device sim``: cases grouped by kernel, inputs
-synthesized, one simulator launch per batch (``conformance.harness.execute_batch.ExecutionService``), the
-expected sections computed and compared. ``--limit N`` keeps about N cases: whole kernel groups
-(so batches stay as large as in a full run), evenly spread over the level (default: ~17,000 cases). Prints one line per family, then ``cases/s`` last.
+Runs the same path as ``pytest -m execute --device D``: cases grouped by kernel, inputs
+synthesized, one launch per batch (``conformance.harness.execute_batch.ExecutionService`` over the
+harness's device: ``SimBackend`` for ``sim``; PyCUDA, or any module of its shape first on
+``PYTHONPATH`` such as tests/fake_cuda, for ``cuda``), the expected sections computed and compared.
+Cases no kernel target of the device runs are counted as NotSupported and not timed.
+``--limit N`` keeps about N cases: whole kernel groups (so batches stay as large as in a full run),
+evenly spread over the level (default: ~17,000 cases).
+
+Prints one line per family, the host milliseconds per case by stage, then ``launch alone`` and
+``end to end`` cases/s; ``cases/s`` is the last line.
 """
 
 from __future__ import annotations
@@ -27,19 +34,47 @@ from conformance.harness.device import check_status  # noqa: E402
 from conformance.harness.execute import execution_cases  # noqa: E402
 from conformance.harness.execute_compare import compare_case  # noqa: E402
 from conformance.harness.oracles import expected  # noqa: E402
-from ptxsim import SimDevice  # noqa: E402
+
+FAMILIES = ["alloc", "ld", "ld.red", "st", "wait", "cp", "shift", "mma", "mma.sp", "mma.ws", "mma.ws.sp", "fence",
+            "commit", "sync", "warp.mma.sp"]
 
 
 class _Config:
-    def __init__(self, level: str, families: list[str]) -> None:
-        self.opts = {"--level": level, "--section": [], "--family": families}
+    """The pytest options the harness reads, for use outside pytest."""
 
-    def getoption(self, name: str):
-        return self.opts.get(name)
+    def __init__(self, level: str, families: list[str], load: str = "cubin", ptxas: list[str] | None = None) -> None:
+        self.opts = {"--level": level, "--section": [], "--family": families, "load": load,
+                     "--ptxas": list(ptxas or [])}
+
+    def getoption(self, name: str, default=None):
+        return self.opts.get(name, default)
+
+
+def select_cases(level: str, families: list[str], limit: int = 0) -> list:
+    """The execution cases of ``level``; with ``limit``, about that many: whole kernel groups, evenly spread."""
+    xcases = execution_cases(_Config(level, families), families)
+    if limit and len(xcases) > limit:
+        by_kernel: dict[str, list] = defaultdict(list)
+        for xc in xcases:
+            by_kernel[xc.case.kernel.name].append(xc)
+        groups = list(by_kernel.values())
+        step = len(xcases) / limit
+        xcases = [xc for i, g in enumerate(groups) if int(i / step) != int((i + 1) / step) or step < 1 for xc in g]
+    return xcases
 
 
 def _param(case, name):
     return dict(case.params.items_).get(name)
+
+
+def open_benchmark_device(kind: str):
+    from conformance.harness.devices import open_device
+
+    device, why = open_device(kind)
+    if device is None:
+        print(f"benchmarks/execute.py: error: --device {kind}: {why}", file=sys.stderr)
+        raise SystemExit(2)
+    return device
 
 
 class _Stages:
@@ -61,26 +96,20 @@ class _Stages:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="sim", choices=("sim", "cuda"))
+    ap.add_argument("--load", default="cubin", choices=("cubin", "ptx"), help="with --device cuda (default cubin)")
     ap.add_argument("--level", default="default", choices=("smoke", "default", "exhaustive"))
     ap.add_argument("--family", action="append", default=[])
     ap.add_argument("--limit", type=int, default=0, help="evenly spread sample of at most N cases (0: all)")
-    ap.add_argument("--batch", type=int, default=64, help="cases per launch (the simulator runs 32 CTAs at once)")
+    ap.add_argument("--batch", type=int, default=0, help="cases per launch (default: the harness's, 64 sim / 4096 cuda)")
     ap.add_argument("-k", dest="keyword", default="", help="only cases whose ID contains this text")
     ap.add_argument("--m", type=int, default=0, help="only cases whose params have this M (0: any)")
     ap.add_argument("--n", type=int, default=0, help="only cases whose params have this N (0: any)")
     ap.add_argument("--copies", type=int, default=1,
                     help="run each case this many times (own IDs and inputs, one kernel): full batches")
     args = ap.parse_args(argv)
-    families = args.family or ["alloc", "ld", "ld.red", "st", "wait", "cp", "shift", "mma", "mma.sp", "mma.ws",
-                               "mma.ws.sp", "fence", "commit", "sync", "warp.mma.sp"]
-    xcases = execution_cases(_Config(args.level, families), families)
-    if args.limit and len(xcases) > args.limit:          # whole kernel groups, evenly spread
-        by_kernel: dict[str, list] = defaultdict(list)
-        for xc in xcases:
-            by_kernel[xc.case.kernel.name].append(xc)
-        groups_list = list(by_kernel.values())
-        step = len(xcases) / args.limit
-        xcases = [xc for i, g in enumerate(groups_list) if int(i / step) != int((i + 1) / step) or step < 1 for xc in g]
+    families = args.family or FAMILIES
+    xcases = select_cases(args.level, families, args.limit)
     if args.keyword:
         xcases = [xc for xc in xcases if args.keyword in xc.case_id]
     for name, want in (("m", args.m), ("n", args.n)):
@@ -89,16 +118,25 @@ def main(argv=None) -> int:
     if args.copies > 1:
         xcases = [EB.ExecCase(replace(xc.case, case_id=f"{xc.case.case_id}.copy{i}"), xc.mode)
                   for xc in xcases for i in range(args.copies)]
+    device = open_benchmark_device(args.device)
+    batch = args.batch or EB.MAX_BATCH.get(device.kind, 64)
     stages = _Stages()
-    svc = EB.ExecutionService(None, SimDevice())
+    svc = EB.ExecutionService(_Config(args.level, families, args.load), device)
+    print(f"device: {device.name} ({device.kind}, {device.driver_version})"
+          + (f", load {svc.load_mode}" if device.kind == "cuda" else ""))
     groups: dict[tuple[str, str], list] = defaultdict(list)
+    unsupported = 0
     for xc in xcases:
-        groups[(xc.case.kernel.name, svc.target_for(xc.case))].append(xc)
+        target = svc.target_for(xc.case)
+        if target is None:
+            unsupported += 1
+        else:
+            groups[(xc.case.kernel.name, target)].append(xc)
     stats: dict[str, list[float]] = defaultdict(lambda: [0, 0, 0, 0.0])      # cases, pass, other, seconds
     start, cpu_start = time.perf_counter(), time.process_time()
     for (_, target), members in groups.items():
-        for i in range(0, len(members), args.batch):
-            part = members[i:i + args.batch]
+        for i in range(0, len(members), batch):
+            part = members[i:i + batch]
             t0 = time.perf_counter()
             runs = svc.launch(part, target)
             for xc in part:
@@ -122,16 +160,18 @@ def main(argv=None) -> int:
     for fam, (n, ok, other, secs) in sorted(stats.items()):
         print(f"{fam:12s} {int(n):6d} cases  {int(ok):6d} pass  {int(other):4d} other  {secs:8.1f} s  {n / secs if secs else 0:8.1f} cases/s")
     n = sum(int(s[0]) for s in stats.values())
-    print(f"{n} cases in {total:.1f} s on one core ({svc.launches} launches)")
+    print(f"{n} cases in {total:.1f} s ({svc.launches} launches), {unsupported} NotSupported on this device")
     if n:
+        host = stages.synthesis + stages.oracle + stages.comparison
         per = {"synthesis": stages.synthesis, "launch": svc.seconds, "oracle": stages.oracle,
                "comparison": stages.comparison}
-        print("ms/case  " + "  ".join(f"{k} {1000 * v / n:.1f}" for k, v in per.items()))
-        if svc.seconds:
-            print(f"simulator launches alone: {n / svc.seconds:.1f} cases/s")
+        print("ms/case  " + "  ".join(f"{k} {1000 * v / n:.2f}" for k, v in per.items())
+              + f"  host (synthesis+oracle+comparison) {1000 * host / n:.2f}")
+        print(f"launch alone: {n / svc.seconds if svc.seconds else 0:.1f} cases/s")
+        print(f"end to end: {n / total if total else 0:.1f} cases/s")
     print(f"cases/s per CPU second {n / cpu if cpu else 0:.1f} (this process's CPU time: the figure that does "
           "not depend on other load on the machine)")
-    print(f"cases/s {n / total:.1f}")
+    print(f"cases/s {n / total if total else 0:.1f}")
     return 0
 
 
