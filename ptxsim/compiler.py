@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ptxsim.errors import PtxSyntaxError, UnimplementedError, where
+from ptxsim.errors import PtxSyntaxError, SimError, SpecViolation, UnimplementedError, where
 from ptxsim.memory import SHARED_BASE
 from ptxsim.ptx_parser import Addr, BranchTargets, Imm, Instr, Kernel, Label, Module, Name, Not, Pair, Vec
 from ptxsim.ptx_types import TYPES, PtxType
 from ptxsim.registry import Block, Branch, Exit, IndirectBranch, Op, Plain, Quals, Unsupported, find_handler
+from reference.errors import SpecError
 
 SPECIAL_REGISTERS = frozenset(
     [f"%{b}.{c}" for b in ("tid", "ntid", "ctaid", "nctaid", "clusterid", "nclusterid", "cluster_ctaid",
@@ -98,6 +99,13 @@ class KernelProgram:
             except Unsupported as exc:
                 problems.append(f"{where(ins)}: {exc}")
                 self.code.append(None)
+            except SpecError as exc:            # a rule of the ISA broken at load (e.g. mixed .cta_group)
+                raise SpecViolation(f"{where(ins)}: {exc}") from exc
+            except SimError:
+                raise
+            except Exception as exc:            # a handler bug: still a SimError naming the line
+                raise SimError(f"{where(ins)}: the simulator failed to compile this instruction "
+                               f"({type(exc).__name__}: {exc})") from exc
         if problems:
             raise UnimplementedError(problems)
         end = len(self.code)

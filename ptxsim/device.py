@@ -18,6 +18,7 @@ import numpy as np
 
 import ptxsim.ops_alu  # noqa: F401  (registers handlers)
 import ptxsim.ops_bits  # noqa: F401
+import ptxsim.ops_bitscan  # noqa: F401
 import ptxsim.ops_bulk  # noqa: F401
 import ptxsim.ops_bulk_store  # noqa: F401
 import ptxsim.ops_cp_async  # noqa: F401
@@ -26,6 +27,7 @@ import ptxsim.ops_cvt  # noqa: F401
 import ptxsim.ops_float  # noqa: F401
 import ptxsim.ops_matrix  # noqa: F401
 import ptxsim.ops_mbarrier  # noqa: F401
+import ptxsim.ops_media  # noqa: F401
 import ptxsim.ops_mem  # noqa: F401
 import ptxsim.ops_mma_sp  # noqa: F401
 import ptxsim.ops_tcgen05  # noqa: F401

@@ -175,11 +175,40 @@ def step(r, up):
     return out.astype(ut).view(r.dtype)
 
 
+#: formats numpy converts float64 to directly (one rounding to nearest even)
+_DIRECT = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def nearest(s, dtype):
+    """float64 values ``s`` rounded once to nearest even in ``dtype``.
+
+    ml_dtypes converts float64 to bfloat16 through float32 (two roundings): a value just past a
+    bf16 tie lands on the tie in f32 and then goes to even, the wrong way (fma.rn.bf16x2 of the
+    h100-alu battery).  The cast is therefore checked against its neighbour towards ``s`` and the
+    closer one (the even one at a true tie) kept.
+    """
+    s = np.asarray(s, F64)
+    r = s.astype(dtype)
+    if np.dtype(dtype) in _DIRECT:
+        return r
+    rf = r.astype(F64)
+    # an infinity stands for 2^maxexp here, the value the rounding reached before overflowing
+    top = np.ldexp(1.0, int(ml_dtypes.finfo(dtype).maxexp))
+    rf = np.where(np.isinf(rf) & np.isfinite(s), np.copysign(top, rf), rf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        other = step(r, s > rf)
+        of = other.astype(F64)
+        d_r, d_o = np.abs(s - rf), np.abs(of - s)
+        even = (other.view(_UINT[other.dtype.itemsize]) & 1) == 0
+        better = np.isfinite(of) & ((d_o < d_r) | ((d_o == d_r) & even))
+    return np.where(better, other, r).astype(dtype)
+
+
 def round_to(s, sgn, dtype, mode: str = "rn"):
     """Round (s, sgn) (see the module docstring) to ``dtype`` with ``mode`` rn/rz/rm/rp."""
     s = np.asarray(s, F64)
     sgn = np.broadcast_to(np.asarray(sgn, F64), s.shape)
-    r = s.astype(dtype)
+    r = nearest(s, dtype)
     rf = r.astype(F64)
     with np.errstate(invalid="ignore"):
         diff = s - rf                  # NaN where s is an overflowed infinity: sgn tells the side

@@ -297,8 +297,10 @@ def compile_minmax(ins, q, k):
     t = q.take_type(INTS + FLOAT_TYPES)
     if t.name in FLOAT_TYPES:
         return ops_float.compile_minmax(ins, q, k, ins.parts[0] == "min", t)
-    if q.flag("relu"):
-        raise Unsupported(".relu is not modelled")
+    if q.flag("relu"):                 # min/max.relu.s32: negative results clamp to 0
+        if t.name != "s32":
+            raise Unsupported(".relu expects .s32 (or .s16x2)")
+        return _binary(ins, k, t, lambda a, b: np.maximum(fn(a, b), 0).astype(t.dtype))
     return _binary(ins, k, t, fn)
 
 
@@ -367,49 +369,129 @@ _UNORDERED = {"equ": "eq", "neu": "ne", "ltu": "lt", "leu": "le", "gtu": "gt", "
 _BOOL = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
 
 
+HALVES = ("f16", "bf16", "f16x2", "bf16x2")
+
+
 def _comparison(cmp: str, t):
+    is_float = t.kind == "f" or t.name in HALVES
     if cmp in ("num", "nan"):
-        if t.kind != "f":
+        if not is_float:
             raise Unsupported(f".{cmp} expects a float type")
         return (lambda a, b: ~(np.isnan(a) | np.isnan(b))) if cmp == "num" else (lambda a, b: np.isnan(a) | np.isnan(b))
     if cmp in _UNORDERED:
-        if t.kind != "f":
+        if not is_float:
             raise Unsupported(f".{cmp} expects a float type")
         base = _CMP[_UNORDERED[cmp]]
         return lambda a, b: base(a, b) | np.isnan(a) | np.isnan(b)
     if cmp in ("lo", "ls", "hi", "hs") and t.kind not in "bu":
         raise Unsupported(f".{cmp} expects an unsigned type")
-    if t.kind == "f" and cmp == "ne":
+    if cmp in ("lo", "ls", "hi", "hs") and t.name in HALVES:
+        raise Unsupported(f".{cmp} expects an unsigned type")
+    if is_float and cmp == "ne":
         return lambda a, b: np.not_equal(a, b) & ~(np.isnan(a) | np.isnan(b))
     return _CMP[cmp]
 
 
+def _lane_comparison(k, a, b, t, cmp: str, ftz: bool):
+    """``compare(m, s)`` -> one bool array per lane (two for .f16x2/.bf16x2, lane 0 the low half)
+    of ``a cmp b`` on type ``t``; ``.ftz`` flushes subnormal float inputs to zero first."""
+    if ftz and t.name not in ("f32", "f16", "f16x2"):
+        raise Unsupported(f".ftz is not allowed with .{t.name}")
+    fn = _comparison(cmp, t)
+    if t.name in HALVES:
+        dt = ops_float.ELEM[t.name][0]
+        ra, rb = ops_float._reader(k, a, t), ops_float._reader(k, b, t)
+
+        def lanes(m, s):
+            out = []
+            for x, y in zip(ra(m, s), rb(m, s), strict=True):
+                x, y = (flush(v, dt) if ftz else v for v in (x, y))
+                with np.errstate(invalid="ignore"):
+                    out.append(np.asarray(fn(x.astype(np.float64), y.astype(np.float64))))
+            return out
+        return lanes
+    ra, rb = k.reader(a, t), k.reader(b, t)
+
+    def scalar(m, s):
+        x, y = ra(m, s), rb(m, s)
+        if ftz:
+            x, y = flush(x, np.float32), flush(y, np.float32)
+        return [np.asarray(fn(x, y))]
+    return scalar
+
+
+SETP_TYPES = INTS + FLOATS + BITS + HALVES
+
+
 @opcode("setp")
 def compile_setp(ins, q, k):
+    """``setp.CmpOp{.BoolOp}{.ftz}.type p[|q], a, b{, {!}c}``.  Scalar types: p = cmp BoolOp c,
+    q = !cmp BoolOp c.  .f16x2/.bf16x2: p from the low halves, q from the high halves, each
+    combined with c (PTX ISA half precision comparison instructions: setp)."""
     cmp = q.take(*_CMP, *_UNORDERED, "num", "nan", required=True)
     boolop = q.take(*_BOOL)
-    t = q.take_type(INTS + FLOATS + BITS)
-    if q.flag("ftz"):
-        raise Unsupported(".ftz (flush subnormals) is not modelled")
-    fn = _comparison(cmp, t)
+    ftz = q.flag("ftz")
+    t = q.take_type(SETP_TYPES)
     ops = k.operands(ins, 4 if boolop else 3)
     dest = ops[0]
-    ra, rb = k.reader(ops[1], t), k.reader(ops[2], t)
+    compare = _lane_comparison(k, ops[1], ops[2], t, cmp, ftz)
     rc = k.pred_reader(ops[3]) if boolop else None
     comb = _BOOL.get(boolop)
     wp = k.pred_writer(dest.first if isinstance(dest, Pair) else dest)
     wq = k.pred_writer(dest.second) if isinstance(dest, Pair) else None
+    packed = t.name in ("f16x2", "bf16x2")
+    if packed and wq is None:
+        raise Unsupported(f"setp.{t.name} expects a predicate pair p|q")
 
     def run(m, s):
-        r = np.broadcast_to(fn(ra(m, s), rb(m, s)), (s.n,))
-        if comb is None:
-            p, notp = r, ~r
-        else:
+        lanes = [np.broadcast_to(r, (s.n,)) for r in compare(m, s)]
+        p, notp = (lanes[0], lanes[1]) if packed else (lanes[0], ~lanes[0])
+        if comb is not None:
             c = rc(m, s)
-            p, notp = comb(r, c), comb(~r, c)
+            p, notp = comb(p, c), comb(notp, c)
         wp(m, s, p)
         if wq is not None:
             wq(m, s, notp)
+    return run
+
+
+#: what ``set`` writes for true, per destination type (false is 0): all ones for integers,
+#: 1.0 for floats (per half for the packed types)
+_SET_TRUE = {"u32": 0xFFFFFFFF, "s32": 0xFFFFFFFF, "f32": 0x3F800000, "u16": 0xFFFF, "s16": 0xFFFF,
+             "f16": 0x3C00, "bf16": 0x3F80}
+_SET_TRUE_HALF = {"u32": 0xFFFF, "s32": 0xFFFF, "f16x2": 0x3C00, "bf16x2": 0x3F80}
+
+
+@opcode("set")
+def compile_set(ins, q, k):
+    """``set.CmpOp{.BoolOp}{.ftz}.dtype.stype d, a, b{, {!}c}``: d = (a CmpOp b) BoolOp c as all
+    ones (integer dtype) or 1.0 (float dtype), else 0 (PTX ISA comparison instructions: set; half
+    precision: set.f16x2 etc., each half independently)."""
+    cmp = q.take(*_CMP, *_UNORDERED, "num", "nan", required=True)
+    boolop = q.take(*_BOOL)
+    ftz = q.flag("ftz")
+    dt = q.take_type(tuple(_SET_TRUE) + tuple(_SET_TRUE_HALF))
+    st = q.take_type(SETP_TYPES)
+    packed = st.name in ("f16x2", "bf16x2")
+    table = _SET_TRUE_HALF if packed else _SET_TRUE
+    if dt.name not in table or (dt.bits == 16 and st.name not in HALVES) or (dt.name in HALVES and st.name not in HALVES):
+        raise Unsupported(f"set.{dt.name}.{st.name} is not a form of set")
+    ops = k.operands(ins, 4 if boolop else 3)
+    compare = _lane_comparison(k, ops[1], ops[2], st, cmp, ftz)
+    rc = k.pred_reader(ops[3]) if boolop else None
+    comb = _BOOL.get(boolop)
+    true = np.uint64(table[dt.name])
+    w = k.writer(ops[0], TYPES["b32"] if packed else TYPES[f"b{dt.bits}"])
+
+    def run(m, s):
+        out = np.zeros(s.n, dtype=np.uint64)
+        c = rc(m, s) if comb is not None else None
+        for i, r in enumerate(compare(m, s)):
+            r = np.broadcast_to(r, (s.n,))
+            if comb is not None:
+                r = comb(r, c)
+            out |= np.where(r, true, np.uint64(0)) << np.uint64(16 * i)
+        w(m, s, out.astype(np.uint32 if packed or dt.bits == 32 else np.uint16))
     return run
 
 

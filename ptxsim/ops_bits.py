@@ -105,22 +105,44 @@ def compile_bfi(ins, q, k):
     return run
 
 
+#: prmt's special modes (PTX ISA prmt): for each mode, the four byte selectors (d.b0..d.b3, numbering
+#: the bytes of {b, a} as 7..0) that c[1:0] = 0..3 choose; written as the generic selector c.
+PRMT_MODES = {
+    "f4e": (0x3210, 0x4321, 0x5432, 0x6543),    # forward 4 extract
+    "b4e": (0x5670, 0x6701, 0x7012, 0x0123),    # backward 4 extract
+    "rc8": (0x0000, 0x1111, 0x2222, 0x3333),    # replicate byte
+    "ecl": (0x3210, 0x3211, 0x3222, 0x3333),    # edge clamp left
+    "ecr": (0x0000, 0x1110, 0x2210, 0x3210),    # edge clamp right
+    "rc16": (0x1010, 0x3232, 0x1010, 0x3232),   # replicate half-word
+}
+
+
+def permute_bytes(src, sel, sign_replicate: bool):
+    """Byte i of the result is byte sel.nibble[i] & 7 of the 8-byte ``src``; with
+    ``sign_replicate`` (the generic form) a selector with bit 3 set gives that byte's sign bit
+    copied into all 8 bits."""
+    out = np.zeros(np.broadcast(src, sel).shape, dtype=np.uint64)
+    for i in range(4):
+        nib = (sel >> np.uint64(4 * i)) & np.uint64(0xF)
+        byte = (src >> ((nib & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
+        if sign_replicate:
+            byte = np.where(nib & np.uint64(8), np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0)), byte)
+        out |= byte << np.uint64(8 * i)
+    return out
+
+
 @opcode("prmt")
 def compile_prmt(ins, q, k):
     t = q.take_type(("b32",))
-    if q.take("f4e", "b4e", "rc8", "ecl", "ecr", "rc16"):
-        raise Unsupported("prmt modes other than the default are not modelled")
+    mode = q.take(*PRMT_MODES)
     d, a, b, c = _ops(k, ins, 4)
     ra, rb, rc, w = k.reader(a, t), k.reader(b, t), k.reader(c, U32), k.writer(d, t)
+    table = None if mode is None else np.array(PRMT_MODES[mode], dtype=np.uint64)
 
     def run(m, s):
         src = (np.asarray(rb(m, s)).astype(np.uint64) << np.uint64(32)) | np.asarray(ra(m, s)).astype(np.uint64)
         sel = np.asarray(rc(m, s)).astype(np.uint64)
-        out = np.zeros(np.broadcast(src, sel).shape, dtype=np.uint64)
-        for i in range(4):
-            nib = (sel >> np.uint64(4 * i)) & np.uint64(0xF)
-            byte = (src >> ((nib & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
-            byte = np.where(nib & np.uint64(8), np.where(byte & np.uint64(0x80), np.uint64(0xFF), np.uint64(0)), byte)
-            out |= byte << np.uint64(8 * i)
-        w(m, s, out.astype(np.uint32))
+        if table is not None:
+            sel = table[(sel & np.uint64(3)).astype(np.intp)]
+        w(m, s, permute_bytes(src, sel, sign_replicate=table is None).astype(np.uint32))
     return run

@@ -11,7 +11,8 @@ docs/sim.md "Hardware behaviours adopted").  Float results are correctly rounded
 ``.rn/.rz/.rm/.rp`` (``ptxsim.float_round``).  Narrow formats use the ml_dtypes codecs: with
 ``.satfinite`` values beyond the largest finite clamp to it and NaN stays NaN (0x7F for
 e4m3/e5m2); formats without NaN (e2m1, e2m3, e3m2) take +MAX_NORM for a NaN input (decision);
-decoding to f16x2/bf16x2 keeps a NaN code's sign and payload as ml_dtypes does (decision).
+decoding to f16x2/bf16x2 gives the canonical NaN 0x7FFF (H100).  NaN results from f32/f16/bf16
+sources are canonical (0x7FFF, 0x7FFFFFFF) as the H100 writes them, except bf16 -> f32 (bits kept).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from ptxsim.float_round import flush, round_to
 from ptxsim.ops_alu import _ops
+from ptxsim.ops_float import canonicalize
 from ptxsim.ptx_types import TYPES
 from ptxsim.registry import Unsupported, opcode
 
@@ -48,9 +50,12 @@ def _type_words(q) -> tuple[str, str]:
 def _round_tf32(bits: np.ndarray, rnd: str, satfinite: bool, relu: bool) -> np.ndarray:
     """f32 bits -> tf32 in a 32-bit container (low 13 mantissa bits zero), PTX ISA §9.7.8.21 cvt:
     ``.rna`` ties away from zero, ``.rn`` ties to even, ``.rz`` truncates; a carry out of the
-    mantissa overflows into the exponent (to infinity past the largest finite value).  NaN gives
-    the canonical NaN 0x7FFFFFFF (simulator choice); ``.satfinite`` clamps infinities to the
-    largest finite tf32 0x7F7FE000 with the sign; ``.relu`` turns negative results into +0."""
+    mantissa overflows into the exponent (to infinity past the largest finite value).  A NaN is
+    truncated (sign and the top 10 payload bits kept, no rounding), as the H100 does;
+    ``.satfinite`` takes one tf32 step (0x2000) off every value with an all-ones exponent: an
+    infinity becomes the largest finite tf32 0x7F7FE000 with its sign and a NaN's payload drops by
+    one (H100, h100-alu battery, 169 of 169 NaN inputs: 0x7FC00000 -> 0x7FBFE000);
+    ``.relu`` turns negative results into +0."""
     x = bits.astype(np.uint64)
     sign, mag = x & 0x80000000, x & 0x7FFFFFFF
     nan = mag > 0x7F800000
@@ -61,12 +66,13 @@ def _round_tf32(bits: np.ndarray, rnd: str, satfinite: bool, relu: bool) -> np.n
         mag = mag + 0xFFF + ((mag >> 13) & 1)
     mag = np.where(inf, mag & 0x7FFFFFFF, mag) & 0x7FFFE000
     mag = np.minimum(mag, 0x7F800000)
+    mag = np.where(nan, x & 0x7FFFE000, mag)
     if satfinite:
-        mag = np.where(mag == 0x7F800000, 0x7F7FE000, mag)
+        mag = np.where(mag >= 0x7F800000, mag - 0x2000, mag)
     out = sign | mag
     if relu:
-        out = np.where(sign != 0, 0, out)
-    return np.where(nan, 0x7FFFFFFF, out).astype(np.uint32)
+        out = np.where((sign != 0) & ~nan, 0, out)
+    return out.astype(np.uint32)
 
 
 def _cvt_tf32(ins, q, k, rnd: str | None):
@@ -182,20 +188,30 @@ def _int_convert(x, st, dt):
 
 
 def _clamp_float(x, dt, satfinite: bool, relu: bool):
-    """.satfinite (|x| to the largest finite, NaN kept) and .relu (negative -> +0, NaN ->
-    canonical NaN) on float64 values before rounding to ``dt``."""
+    """.satfinite (|x| to the largest finite, NaN kept) and .relu (negative and -0 -> +0 as the
+    H100 writes them, NaN -> canonical NaN) on float64 values before rounding to ``dt``."""
     if satfinite:
         big = float(ml_dtypes.finfo(dt).max)
         x = np.where(np.isnan(x), x, np.clip(x, -big, big))
     if relu:
-        x = np.where(np.isnan(x), np.nan, np.where(x < 0, 0.0, x))
+        x = np.where(np.isnan(x), np.nan, np.where(x <= 0, 0.0, x))
     return x
 
 
 def _nan_canonical(r, dt):
-    ut = {2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dt).itemsize]
-    canon = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}[np.dtype(dt).itemsize]
-    return np.where(np.isnan(r.astype(np.float64)), np.array(canon, ut).view(dt), r).astype(dt)
+    """NaNs of an f32/f16/bf16 result -> the canonical NaN the H100 writes (ops_float.canonicalize)."""
+    return canonicalize(r, dt)
+
+
+def _canonical_writer(w, dt, st):
+    """``w`` with the result's NaNs made canonical, for conversions from f32/f16/bf16 and integers
+    (H100: cvt.rn.f16.f32, cvt.f32.f16, cvt.rni.f32.f32 of a NaN write 0x7FFF / 0x7FFFFFFF).  From
+    f64 the payload is narrowed instead (handled with the f64 conversions); bf16 -> f32 moves the
+    bits into the upper half and keeps every NaN as it is, signalling ones included (H100: 128 of
+    128 NaN inputs, 0xFF8C -> 0xFF8C0000)."""
+    if st.name == "f64" or (st.name == "bf16" and np.dtype(dt) == np.float32):
+        return w
+    return lambda m, s, v: w(m, s, canonicalize(v, dt))
 
 
 def _cvt_pack(ins, k, dt, st, rnd, satfinite=False, relu=False):
@@ -208,7 +224,7 @@ def _cvt_pack(ins, k, dt, st, rnd, satfinite=False, relu=False):
     def one(x):
         x = _clamp_float(np.asarray(x).astype(np.float64), half, satfinite, relu)
         r = round_to(x, 0.0, half, rnd)
-        return (_nan_canonical(r, half) if relu else r).view(np.uint16).astype(np.uint32)
+        return _nan_canonical(r, half).view(np.uint16).astype(np.uint32)
 
     def run(m, s):      # d = {cvt(a) in the upper half, cvt(b) in the lower half}
         w(m, s, (one(ra(m, s)) << np.uint32(16)) | one(rb(m, s)))
@@ -220,7 +236,7 @@ def _cvt_float(ins, k, dt, st, rnd, sat, satfinite, relu, ftz):
     float64 (64-bit integers through Python ints), then one rounding with ``rnd``."""
     widening = st.kind in ("f", "bf") and dt.bits > st.bits
     same = st.name == dt.name
-    if same and rnd not in _INT_ROUND and not (sat and rnd is None):
+    if same and rnd not in _INT_ROUND and not ((sat or ftz) and rnd is None):
         raise Unsupported(f"cvt.{dt.name}.{st.name} expects .rni, .rzi, .rmi or .rpi")
     if widening and rnd is not None:
         raise Unsupported("a widening float cvt takes no rounding qualifier")
@@ -228,7 +244,7 @@ def _cvt_float(ins, k, dt, st, rnd, sat, satfinite, relu, ftz):
         raise Unsupported(f"cvt to .{dt.name} expects a rounding mode")
     ddt = dt.dtype
     ops = _ops(k, ins, 2)
-    ra, w = k.reader(ops[1], st), k.writer(ops[0], dt)
+    ra, w = k.reader(ops[1], st), _canonical_writer(k.writer(ops[0], dt), ddt, st)
     big_int = st.kind in "us" and st.bits == 64
 
     def run(m, s):
@@ -313,7 +329,7 @@ def _to_narrow(x, name: str, rnd: str | None, satfinite: bool, relu: bool):
         raise Unsupported(f"cvt to .{name} expects .rn")
     nan = np.isnan(x)
     if relu:
-        x = np.where(x < 0, 0.0, x)
+        x = np.where(x <= 0, 0.0, x)
     big = float(ml_dtypes.finfo(codec).max)
     if satfinite or nan_code is None:          # formats without infinity saturate (the ISA requires .satfinite)
         x = np.clip(np.where(nan, 0.0, x), -big, big)
@@ -395,8 +411,8 @@ def _cvt_narrow(ins, k, dname, sname, rnd, satfinite, relu):
             v = code.view(codec).astype(np.float64)
         r = v.astype(half)
         if relu:
-            r = np.where(np.isnan(v), np.nan, np.where(v < 0, 0.0, v)).astype(half)
-        return r.view(np.uint16).astype(np.uint32)      # NaN codes keep sign and payload (ml_dtypes)
+            r = np.where(np.isnan(v), np.nan, np.where(v <= 0, 0.0, v)).astype(half)
+        return _nan_canonical(r, half).view(np.uint16).astype(np.uint32)   # NaN codes: canonical (H100)
 
     def run(m, s):
         raw = np.asarray(ra(m, s)).astype(np.uint32)

@@ -113,9 +113,9 @@ def run(m: Machine) -> None:
             except SimError as exc:
                 _locate(exc, code[g.pc].instr)
                 raise
-            except Exception as exc:               # a handler bug: say where it happened
-                exc.add_note(f"while simulating {where(code[g.pc].instr)}")
-                raise
+            except Exception as exc:               # a handler bug: still a SimError naming the line
+                raise SimError(f"{where(code[g.pc].instr)}: the simulator failed on this instruction "
+                               f"({type(exc).__name__}: {exc})") from exc
             groups = [x for x in groups if x.sel is not None and x.sel.n > 0]
 
 

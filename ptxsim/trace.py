@@ -86,6 +86,13 @@ def _features(hook: str, value, ctx: dict) -> dict:
     return {}
 
 
+def is_approximate(opcode: str) -> bool:
+    """Whether an instruction spelling is an approximation whose exact bits the ISA leaves open
+    (``.approx`` forms, ``div.full``): the simulator models those within the stated error bound."""
+    parts = opcode.split(".")
+    return "approx" in parts or (parts[0] == "div" and "full" in parts)
+
+
 class Observer:
     """A fault set's stand-in that records the features of every hook call, then delegates.
 
@@ -172,6 +179,12 @@ class Trace:
     # -- results -----------------------------------------------------------------------------------
 
     @property
+    def approximate(self) -> dict[str, int]:
+        """The executed approximate instructions (:func:`is_approximate`), spelling -> threads: their
+        results are the simulator's model within the ISA's error bound, not the hardware's bits."""
+        return {op: n for op, n in sorted(self.counts.items()) if is_approximate(op)}
+
+    @property
     def thread_instructions(self) -> int:
         return int(sum(self.counts.values()))
 
@@ -181,7 +194,8 @@ class Trace:
 
     def summary(self) -> dict:
         """``{"instructions": {spelling: threads}, "features": {hook: [record, ...]},
-        "hook_calls": {hook: calls}, "thread_instructions": N, "seconds": s, "runs": launches}``.
+        "hook_calls": {hook: calls}, "approximate": {spelling: threads}, "thread_instructions": N,
+        "seconds": s, "runs": launches}``.
 
         Records are dicts of plain values, each distinct record once, sorted; ``features["mbarrier"]``
         lists event kinds as strings.  Every hook of :data:`FEATURE_HOOKS` is a key (empty when not
@@ -196,10 +210,11 @@ class Trace:
             "instructions": dict(sorted(self.counts.items())),
             "features": features,
             "hook_calls": dict(sorted(self.calls.items())),
+            "approximate": self.approximate,
             "thread_instructions": self.thread_instructions,
             "seconds": self.seconds,
             "runs": self.runs,
         }
 
 
-__all__ = ["FEATURE_HOOKS", "Observer", "Trace"]
+__all__ = ["FEATURE_HOOKS", "Observer", "Trace", "is_approximate"]

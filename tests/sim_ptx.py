@@ -356,7 +356,7 @@ UNIMPLEMENTED = HEAD90 + r"""
     .reg .b32 %r<4>;
     .reg .b64 %rd<2>;
     mov.u32 %r1, %tid.x;
-    brev.b32 %r2, %r1;
+    bmsk.clamp.b32 %r2, %r1, %r1;
     mad.hi.sat.s32 %r3, %r1, %r2, %r1;
     ld.param.u64 %rd1, [out_ptr];
     st.global.u32 [%rd1], %r3;

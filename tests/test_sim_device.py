@@ -20,7 +20,7 @@ def test_unimplemented_instructions_are_named_at_load():
     with pytest.raises(UnimplementedError) as info:
         SimDevice().load(UNIMPLEMENTED)
     assert len(info.value.items) == 2
-    assert "brev.b32" in info.value.items[0] and "no simulator handler" in info.value.items[0]
+    assert "bmsk.clamp.b32" in info.value.items[0] and "no simulator handler" in info.value.items[0]
     assert ".sat on mad" in info.value.items[1]
 
 

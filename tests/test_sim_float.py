@@ -235,9 +235,9 @@ def half_expected(op: str, xs, dt) -> int:
     qnan = 0x7FFF
     parts = op.split(".")
     name = parts[0]
-    if name in ("neg", "abs"):
+    if name in ("neg", "abs"):       # a NaN gives the canonical NaN (the H100, h100-alu neg.f16x2)
         b = int(np.array(xs[0], dt).view(ut))
-        return b ^ 0x8000 if name == "neg" else b & 0x7FFF
+        return qnan if np.isnan(vals[0]) else b ^ 0x8000 if name == "neg" else b & 0x7FFF
     if name in ("min", "max"):
         a, b = vals[0], vals[1]
         if "NaN" in parts and nan:
@@ -259,7 +259,7 @@ def half_expected(op: str, xs, dt) -> int:
             r = {"add": lambda: vals[0] + vals[1], "sub": lambda: vals[0] - vals[1], "mul": lambda: vals[0] * vals[1],
                  "fma": lambda: vals[0] * vals[1] + vals[2]}[name]()
         if np.isnan(r):
-            return 0 if "sat" in parts else None          # NaN payload: checked as "is NaN"
+            return 0 if "sat" in parts else qnan          # the canonical NaN (H100)
         exact = None
         rv = r
     else:
@@ -280,8 +280,8 @@ def half_expected(op: str, xs, dt) -> int:
         else:
             rv = float(round_exact(exact, dt, "rn"))
     if "sat" in parts:
-        rv = 0.0 if np.isnan(rv) else min(max(rv, 0.0), 1.0)
-    if "relu" in parts and rv < 0:
+        rv = 0.0 if np.isnan(rv) or rv <= 0 else min(rv, 1.0)      # -0 -> +0 (H100)
+    if "relu" in parts and rv <= 0:
         rv = 0.0
     if "ftz" in parts and 0 < abs(rv) < 2.0 ** -14:
         rv = 0.0 * np.sign(rv)

@@ -68,7 +68,7 @@ def test_aligned_instruction_in_a_diverged_warp():
 
 def test_mixed_cta_groups_are_refused_at_load():
     ptx = TCGEN05_LEAK.replace("ret;", "tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n    ret;")
-    with pytest.raises(ValueError, match="R5"):
+    with pytest.raises(SpecViolation, match=r"line \d+: .*R5"):       # a SimError naming the PTX line
         SimDevice().load(ptx)
 
 

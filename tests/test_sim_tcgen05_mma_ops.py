@@ -14,6 +14,7 @@ import pytest
 
 from ptxsim import Fault, SimError
 from ptxsim.device import faults_overridden
+from ptxsim.errors import SpecViolation
 from tests.sim_mma_cases import MmaKernel, f16_codes, f32_bits, idesc, idesc_scaled, place, smem_desc
 
 pytestmark = pytest.mark.reference
@@ -61,7 +62,7 @@ def test_a_in_tmem_and_ashift():
 
 
 def test_ashift_requires_tmem_a():
-    with pytest.raises(ValueError, match="ashift"):
+    with pytest.raises(SpecViolation, match=r"line \d+: .*ashift"):   # a SimError naming the PTX line
         MmaKernel("tcgen05.mma.cta_group::1.kind::f16.ashift [%r32], %rd6, %rd7, %r22, %p7;").run(
             smem=[np.zeros(16, np.uint8)], tmem=np.zeros((1, 128, 128), np.uint32))
 
