@@ -79,7 +79,8 @@ class SimDevice:
 
     def __init__(self, faults: Iterable[Fault] = (), batch_clusters: int = 32, max_steps: int = 50_000_000,
                  livelock_spins: int = 20_000, trace: bool | Trace | None = None, hazards: bool = True,
-                 readings: dict[str, str] | None = None, waive_hazards: Iterable[str] = ()) -> None:
+                 readings: dict[str, str] | None = None, waive_hazards: Iterable[str] = (),
+                 sm_count: int = 148) -> None:
         self.faults = FaultSet(faults)
         #: a :class:`ptxsim.trace.Trace` every ``run`` records into, or None (no tracing, no cost)
         self.trace: Trace | None = Trace() if trace is True else (trace or None)
@@ -87,6 +88,8 @@ class SimDevice:
         self.max_steps = int(max_steps)
         self.livelock_spins = int(livelock_spins)
         self.memory = GlobalMemory()
+        #: SMs of the simulated GPU: %nsmid reads it (148: a B200; 132 reproduces an H100 SXM)
+        self.sm_count = int(sm_count)
         #: the hazard checker (§9.7.16.6): launches raise ``HazardError`` on a synchronization bug
         self.hazards = bool(hazards)
         #: hazard rule ids not reported (docs/sim.md "Hazard checker": the real-client triage)
@@ -186,7 +189,7 @@ class SimDevice:
                 machine = Machine(program, geometry, clusters, self.memory, packed, hooks,
                                   shared_bytes=shared_bytes, max_steps=self.max_steps,
                                   livelock_spins=self.livelock_spins,
-                                  hazards=self.waive_hazards if self.hazards else None)
+                                  hazards=self.waive_hazards if self.hazards else None, sm_count=self.sm_count)
                 if trace is None:
                     scheduler.run(machine)
                     continue

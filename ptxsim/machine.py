@@ -107,8 +107,10 @@ class Machine:
 
     def __init__(self, program, geometry: Geometry, clusters, gmem: GlobalMemory, params: bytes,
                  faults, shared_bytes: int = 0, max_steps: int = 50_000_000, livelock_spins: int = 20_000,
-                 hazards: frozenset | bool | None = None) -> None:
+                 hazards: frozenset | bool | None = None, sm_count: int = 148) -> None:
         self.prog = program
+        #: SMs of the simulated GPU (%nsmid; %smid is the CTA's number modulo it)
+        self.sm_count = int(sm_count)
         self.geometry = geometry
         self.clusters = np.asarray(clusters, dtype=np.int64)
         self.ntid = geometry.ntid
@@ -240,9 +242,10 @@ class Machine:
             # not of a CTA: 64 on sm_90 (the H100 wrote 64: h100-battery misc) and sm_100
             return ones * WARP_SLOTS_PER_SM
         if name in ("%smid", "%gridid"):
-            return self.cta_of if name == "%smid" else ones * 0
+            return self.cta_of % self.sm_count if name == "%smid" else ones * 0
         if name == "%nsmid":
-            return ones * self.ncta
+            # the GPU's SM count (a machine fact: 132 on the H100 SXM, 148 on a B200)
+            return ones * self.sm_count
         lanes = self.lane_of.astype(np.uint64)
         one = np.uint64(1)
         if name == "%lanemask_eq":

@@ -403,6 +403,10 @@ _TESTP = {
     "normal": lambda x, tiny: np.isfinite(x) & (np.abs(x) >= tiny),
     "subnormal": lambda x, tiny: (x != 0) & (np.abs(x) < tiny),
 }
+#: Where the H100 differs from the ISA's classes: ``testp.normal.f64`` of +-0 is true (h100-battery
+#: seed 1, f64 op block testp.normal.f64: 13 of 13 zero inputs; the subnormal, finite and number
+#: classes agree with the ISA).  ``testp.normal.f32`` of zero is unmeasured and follows the ISA.
+_TESTP_F64 = {**_TESTP, "normal": lambda x, tiny: np.isfinite(x) & ((np.abs(x) >= tiny) | (x == 0))}
 
 
 @opcode("testp")
@@ -413,7 +417,7 @@ def compile_testp(ins, q, k):
     p, a = k.operands(ins, 2)
     ra, w = k.reader(a, t), k.pred_writer(p)
     tiny = float(np.finfo(t.dtype).tiny)
-    fn = _TESTP[op]
+    fn = (_TESTP_F64 if t.bits == 64 else _TESTP)[op]
 
     def run(m, s):
         x = np.asarray(ra(m, s)).astype(F64)

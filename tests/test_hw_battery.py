@@ -42,10 +42,10 @@ CASES = {c["name"]: c for c in MANIFEST["cases"]}
 #: other rows and checks that the stale ones hold the fill (the generator now writes the whole span).
 STALE_SHARED = {"tma_store_bf16_sw128_32x8_narrow64": "rows 4-7 come from shared memory the kernel never wrote"}
 
-_NOT_MODELLED = "not modelled by ptxsim yet (refused at load; issue 24: model every form in the batteries)"
 
-_MACHINE = ("a machine fact, not instruction semantics: the H100 has 132 SMs; ptxsim numbers "
-            "one SM per CTA (docs/sim.md, Hardware behaviours adopted)")
+#: The recorded device's SM count (%nsmid): NVIDIA H100 80GB HBM3 (SXM), 132 SMs; the simulator is
+#: told the machine it reproduces (``SimDevice(sm_count=...)``).
+H100_SMS = 132
 
 
 def _table(*groups: tuple[str, tuple[str, ...]]) -> dict[str, str]:
@@ -54,16 +54,7 @@ def _table(*groups: tuple[str, tuple[str, ...]]) -> dict[str, str]:
 
 #: "case/op" -> reason: the differences still open (the branches alu and alu64 fix most of them);
 #: delete an entry when its test starts passing (strict xfail fails it until then).
-KNOWN: dict[str, str] = _table(
-    (_NOT_MODELLED, (
-        'alu64/brev.b64', 'alu64/bfind.u64', 'alu64/bfind.s64', 'alu64/bfind.shiftamt.u64', 'alu64/sad.u64',
-        'f64/copysign.f64', 'f64/testp.finite.f64', 'f64/testp.infinite.f64', 'f64/testp.number.f64',
-        'f64/testp.notanumber.f64', 'f64/testp.normal.f64', 'f64/testp.subnormal.f64', 'misc/prmt.b32.f4e',
-        'misc/prmt.b32.b4e', 'misc/prmt.b32.rc8', 'misc/prmt.b32.ecl', 'misc/prmt.b32.ecr', 'misc/prmt.b32.rc16',
-        'misc/set.lt.u32.s32', 'misc/set.eq.f32.u32', 'misc/set.ne.and.u32.s32', 'misc/set.gt.s32.u64',
-        'misc/mul24.lo.s32 / mul24.hi.s32')),
-    (_MACHINE, ('misc/mov.u32 %nsmid',)),
-)
+KNOWN: dict[str, str] = _table()
 
 
 def _unit_id(case: str, unit: str) -> str:
@@ -80,7 +71,7 @@ def _hardware() -> tuple[dict, dict]:
 
 @functools.lru_cache(maxsize=None)
 def _simulated(case: str):
-    return run_case(CASES[case], FOLDER)
+    return run_case(CASES[case], FOLDER, sm_count=H100_SMS)
 
 
 def _params():

@@ -63,7 +63,7 @@ def kernel_params(case: dict, addrs: dict, encode) -> list:
     return params
 
 
-def run_case(case: dict, folder: str, hazards: bool = True) -> tuple[np.ndarray | None, dict]:
+def run_case(case: dict, folder: str, hazards: bool = True, sm_count: int = 148) -> tuple[np.ndarray | None, dict]:
     """(the case's saved buffers concatenated, uint8; or None) and its record {status, error,
     dropped_ops {name: why}, seconds}.  An op block in which the simulator itself crashes (a raw
     Python exception: a simulator bug) is dropped like a refused one, its reason saying so."""
@@ -72,7 +72,7 @@ def run_case(case: dict, folder: str, hazards: bool = True) -> tuple[np.ndarray 
     blocks = op_blocks(text) if case.get("ops") else {}
     crashed: dict[int, str] = {}
     while True:
-        out, rec, crash = _attempt(case, folder, text, blocks, crashed, hazards)
+        out, rec, crash = _attempt(case, folder, text, blocks, crashed, hazards, sm_count)
         k = block_of_line(blocks, crash) if crash else None
         if crash is None:
             return out, rec
@@ -82,10 +82,10 @@ def run_case(case: dict, folder: str, hazards: bool = True) -> tuple[np.ndarray 
         crashed[k] = crash
 
 
-def _attempt(case, folder, text, blocks, crashed, hazards):
+def _attempt(case, folder, text, blocks, crashed, hazards, sm_count):
     names = case.get("ops", [])
     rec = {"status": "ok", "error": "", "dropped_ops": {}, "seconds": 0.0}
-    dev = SimDevice(hazards=hazards)
+    dev = SimDevice(hazards=hazards, sm_count=sm_count)
     try:
         module, dropped = _load(dev, drop_blocks(text, blocks, crashed), blocks)
     except UnimplementedError as exc:
