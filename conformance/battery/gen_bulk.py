@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.battery.spec import HEADER, WAIT_BOUND, WAIT_HINT, Battery, buf_in, buf_out, p_buf
+from conformance.battery.spec import HEADER, Battery, buf_in, buf_out, p_buf
+from conformance.battery.tile_ptx import (
+    bounded_wait,
+    copy_into_tile,
+    dump_tile,
+    fill_tile_with_pattern,
+    tile_prologue,
+)
 
 # 2. mbarrier semantics and non-tensor bulk copies
 # ================================================================================================
@@ -35,32 +42,10 @@ def bulk_ptx() -> str:
 
 .visible .entry bulk_copy(.param .u64 src, .param .u64 out)
 {{
-  .reg .pred %p<8>;
-  .reg .b32 %r<24>;
-  .reg .b64 %rd<8>;
-  mov.u32 %r0, %tid.x;
-  mov.u32 %r20, %ntid.x;
-  ld.param.u64 %rd1, [out];
-  cvta.to.global.u64 %rd1, %rd1;
-  ld.param.u64 %rd5, [src];
-  cvta.to.global.u64 %rd5, %rd5;
+{tile_prologue("src")}
   mov.u32 %r1, tile;
   mov.u32 %r2, bar;
-  shl.b32 %r3, %r0, 4;
-  shl.b32 %r21, %r20, 4;
-FILL:
-  setp.ge.u32 %p1, %r3, 8192;
-  @%p1 bra FILLED;
-  shr.u32 %r4, %r3, 2;
-  mad.lo.u32 %r5, %r4, 0x9E3779B1, 0x7F4A7C15;
-  add.u32 %r6, %r5, 0x9E3779B1;
-  add.u32 %r7, %r6, 0x9E3779B1;
-  add.u32 %r8, %r7, 0x9E3779B1;
-  add.u32 %r9, %r1, %r3;
-  st.shared.v4.b32 [%r9], {{%r5, %r6, %r7, %r8}};
-  add.u32 %r3, %r3, %r21;
-  bra FILL;
-FILLED:
+{fill_tile_with_pattern(8192)}
   setp.ne.u32 %p2, %r0, 0;
   @%p2 bra INITED;
   mbarrier.init.shared::cta.b64 [%r2], 4;
@@ -75,16 +60,7 @@ INITED:
 ARRIVE1:
   @%p6 mbarrier.arrive.shared::cta.b64 _, [%r2];
 ISSUED1:
-  mov.u32 %r12, 0;
-WAIT1:
-  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], 0, {WAIT_HINT};
-  @%p3 bra DONE1;
-  add.u32 %r12, %r12, 1;
-  setp.lt.u32 %p4, %r12, {WAIT_BOUND};
-  @%p4 bra WAIT1;
-  mov.u32 %r13, 1;
-  st.global.u32 [%rd1], %r13;
-DONE1:
+{bounded_wait("WAIT1", "DONE1", 0, timeout_flag="[%rd1]")}
   bar.sync 0;
   // phase 1 (parity 1): thread 0 expects, threads 1..3 arrive plainly, thread 0 arrives with count 1
   @%p2 bra ARRIVE2;
@@ -95,29 +71,9 @@ DONE1:
 ARRIVE2:
   @%p6 mbarrier.arrive.shared::cta.b64 _, [%r2];
 ISSUED2:
-  mov.u32 %r12, 0;
-WAIT2:
-  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], 1, {WAIT_HINT};
-  @%p3 bra DONE2;
-  add.u32 %r12, %r12, 1;
-  setp.lt.u32 %p4, %r12, {WAIT_BOUND};
-  @%p4 bra WAIT2;
-  mov.u32 %r13, 1;
-  st.global.u32 [%rd1+4], %r13;
-DONE2:
+{bounded_wait("WAIT2", "DONE2", 1, timeout_flag="[%rd1+4]")}
   bar.sync 0;
-  shl.b32 %r3, %r0, 4;
-DUMP:
-  setp.ge.u32 %p1, %r3, 8192;
-  @%p1 bra END;
-  add.u32 %r9, %r1, %r3;
-  ld.shared.v4.b32 {{%r5, %r6, %r7, %r8}}, [%r9];
-  cvt.u64.u32 %rd3, %r3;
-  add.u64 %rd4, %rd1, %rd3;
-  st.global.v4.b32 [%rd4+16], {{%r5, %r6, %r7, %r8}};
-  add.u32 %r3, %r3, %r21;
-  bra DUMP;
-END:
+{dump_tile(8192)}
   ret;
 }}
 """
@@ -127,34 +83,14 @@ def bulk_store_ptx() -> str:
     """Non-tensor bulk store and reduction (shared -> global, .bulk_group): the CTA copies src into
     the tile, fence.proxy.async + bar.sync, thread 0 issues 3 bulk stores and 1 bulk add.u32
     reduction into `out` (pre-filled from an input), commit_group, wait_group 0."""
-    return HEADER + """
+    return HEADER + f"""
 .shared .align 128 .b8 tile[4096];
 
 .visible .entry bulk_store(.param .u64 src, .param .u64 out)
-{
-  .reg .pred %p<8>;
-  .reg .b32 %r<24>;
-  .reg .b64 %rd<8>;
-  mov.u32 %r0, %tid.x;
-  mov.u32 %r20, %ntid.x;
-  ld.param.u64 %rd1, [out];
-  cvta.to.global.u64 %rd1, %rd1;
-  ld.param.u64 %rd5, [src];
-  cvta.to.global.u64 %rd5, %rd5;
+{{
+{tile_prologue("src")}
   mov.u32 %r1, tile;
-  shl.b32 %r3, %r0, 4;
-  shl.b32 %r21, %r20, 4;
-FILL:
-  setp.ge.u32 %p1, %r3, 4096;
-  @%p1 bra FILLED;
-  cvt.u64.u32 %rd3, %r3;
-  add.u64 %rd4, %rd5, %rd3;
-  ld.global.v4.b32 {%r5, %r6, %r7, %r8}, [%rd4];
-  add.u32 %r9, %r1, %r3;
-  st.shared.v4.b32 [%r9], {%r5, %r6, %r7, %r8};
-  add.u32 %r3, %r3, %r21;
-  bra FILL;
-FILLED:
+{copy_into_tile(4096)}
   fence.proxy.async.shared::cta;
   bar.sync 0;
   setp.ne.u32 %p2, %r0, 0;
@@ -173,7 +109,7 @@ FILLED:
   cp.async.bulk.wait_group 0;
 END:
   ret;
-}
+}}
 """
 
 
@@ -360,14 +296,7 @@ MT_PHASE:
   @%p5 mbarrier.complete_tx.shared::cta.b64 [%r20], 64;
   mbarrier.arrive.shared::cta.b64 _, [%r20];
   and.b32 %r23, %r22, 1;
-  mov.u32 %r12, 0;
-MT_WAIT:
-  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r20], %r23, {WAIT_HINT};
-  @%p3 bra MT_DONE;
-  add.u32 %r12, %r12, 1;
-  setp.lt.u32 %p4, %r12, {WAIT_BOUND};
-  @%p4 bra MT_WAIT;
-MT_DONE:
+{bounded_wait("MT_WAIT", "MT_DONE", "%r23", bar="%r20")}
   selp.u32 %r4, 1, 0, %p3;
   mad.lo.u32 %r24, %r22, %r21, %r0;
   add.u32 %r24, %r24, {mt_word};

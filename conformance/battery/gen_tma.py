@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.battery.spec import (
-    ELEM_BYTES,
-    HEADER,
-    WAIT_BOUND,
-    WAIT_HINT,
-    Battery,
-    buf_in,
-    buf_out,
-    p_buf,
-    p_val,
-    rup,
+from conformance.battery.spec import ELEM_BYTES, HEADER, Battery, buf_in, buf_out, p_buf, p_val, rup
+from conformance.battery.tile_ptx import (
+    bounded_wait,
+    copy_into_tile,
+    dump_tile,
+    fill_tile_with_pattern,
+    tile_prologue,
 )
 
 # ================================================================================================
@@ -40,13 +36,7 @@ def tma_load_ptx(rank: int) -> str:
 
 .visible .entry tma_load_{rank}d(.param .align 64 .b8 tmap[128], .param .u64 out{cparams}, .param .u32 tx, .param .u32 nbytes)
 {{
-  .reg .pred %p<8>;
-  .reg .b32 %r<24>, %c<3>;
-  .reg .b64 %rd<8>;
-  mov.u32 %r0, %tid.x;
-  mov.u32 %r20, %ntid.x;
-  ld.param.u64 %rd1, [out];
-  cvta.to.global.u64 %rd1, %rd1;
+{tile_prologue(coords=True)}
   ld.param.u32 %r10, [nbytes];
   ld.param.u32 %r11, [tx];
 {cloads}
@@ -55,21 +45,7 @@ def tma_load_ptx(rank: int) -> str:
   mov.u32 %r1, tile;
   mov.u32 %r2, bar;
   // fill tile[0:nbytes] with word w = w * 0x9E3779B1 + 0x7F4A7C15
-  shl.b32 %r3, %r0, 4;
-  shl.b32 %r21, %r20, 4;
-FILL:
-  setp.ge.u32 %p1, %r3, %r10;
-  @%p1 bra FILLED;
-  shr.u32 %r4, %r3, 2;
-  mad.lo.u32 %r5, %r4, 0x9E3779B1, 0x7F4A7C15;
-  add.u32 %r6, %r5, 0x9E3779B1;
-  add.u32 %r7, %r6, 0x9E3779B1;
-  add.u32 %r8, %r7, 0x9E3779B1;
-  add.u32 %r9, %r1, %r3;
-  st.shared.v4.b32 [%r9], {{%r5, %r6, %r7, %r8}};
-  add.u32 %r3, %r3, %r21;
-  bra FILL;
-FILLED:
+{fill_tile_with_pattern("%r10")}
   setp.ne.u32 %p2, %r0, 0;
   @%p2 bra INITED;
   mbarrier.init.shared::cta.b64 [%r2], 1;
@@ -81,16 +57,7 @@ INITED:
   mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r2], %r11;
   cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd2, {{{cregs}}}], [%r2];
 ISSUED:
-  mov.u32 %r12, 0;
-WAIT:
-  mbarrier.try_wait.parity.shared::cta.b64 %p3, [%r2], 0, {WAIT_HINT};
-  @%p3 bra DONE;
-  add.u32 %r12, %r12, 1;
-  setp.lt.u32 %p4, %r12, {WAIT_BOUND};
-  @%p4 bra WAIT;
-  mov.u32 %r13, 1;
-  st.global.u32 [%rd1], %r13;
-DONE:
+{bounded_wait("WAIT", "DONE", 0, timeout_flag="[%rd1]")}
   @%p2 bra STATUS_DONE;
   and.b32 %r13, %r1, 1023;
   st.global.u32 [%rd1+4], %r13;
@@ -102,18 +69,7 @@ DONE:
   st.global.u32 [%rd1+12], %r13;
 STATUS_DONE:
   bar.sync 0;
-  shl.b32 %r3, %r0, 4;
-DUMP:
-  setp.ge.u32 %p1, %r3, %r10;
-  @%p1 bra END;
-  add.u32 %r9, %r1, %r3;
-  ld.shared.v4.b32 {{%r5, %r6, %r7, %r8}}, [%r9];
-  cvt.u64.u32 %rd3, %r3;
-  add.u64 %rd4, %rd1, %rd3;
-  st.global.v4.b32 [%rd4+16], {{%r5, %r6, %r7, %r8}};
-  add.u32 %r3, %r3, %r21;
-  bra DUMP;
-END:
+{dump_tile("%r10")}
   ret;
 }}
 """
@@ -133,34 +89,14 @@ def tma_store_ptx(kind: str) -> str:
 
 .visible .entry tma_{kind}_2d(.param .align 64 .b8 tmap[128], .param .u64 img, .param .u64 out, .param .s32 c0, .param .s32 c1, .param .u32 nbytes)
 {{
-  .reg .pred %p<8>;
-  .reg .b32 %r<24>, %c<3>;
-  .reg .b64 %rd<8>;
-  mov.u32 %r0, %tid.x;
-  mov.u32 %r20, %ntid.x;
-  ld.param.u64 %rd1, [out];
-  cvta.to.global.u64 %rd1, %rd1;
-  ld.param.u64 %rd5, [img];
-  cvta.to.global.u64 %rd5, %rd5;
+{tile_prologue("img", coords=True)}
   ld.param.u32 %r10, [nbytes];
   ld.param.s32 %c0, [c0];
   ld.param.s32 %c1, [c1];
   mov.b64 %rd2, tmap;
   cvta.param.u64 %rd2, %rd2;
   mov.u32 %r1, tile;
-  shl.b32 %r3, %r0, 4;
-  shl.b32 %r21, %r20, 4;
-FILL:
-  setp.ge.u32 %p1, %r3, %r10;
-  @%p1 bra FILLED;
-  cvt.u64.u32 %rd3, %r3;
-  add.u64 %rd4, %rd5, %rd3;
-  ld.global.v4.b32 {{%r5, %r6, %r7, %r8}}, [%rd4];
-  add.u32 %r9, %r1, %r3;
-  st.shared.v4.b32 [%r9], {{%r5, %r6, %r7, %r8}};
-  add.u32 %r3, %r3, %r21;
-  bra FILL;
-FILLED:
+{copy_into_tile("%r10")}
   fence.proxy.async.shared::cta;
   bar.sync 0;
   setp.ne.u32 %p2, %r0, 0;
