@@ -8,13 +8,15 @@ of a), ``%ha %hb %hc`` (low 16 bits), ``%fa %fb %fc`` (low 32 bits as f32), ``%d
 ``%hz`` = 0; the body leaves its 64-bit result in ``%rr``.  The register names are the battery's,
 so a body is the battery's op block.  ``%r15`` is the thread index and ``%rd15`` the address of
 the thread's row (a at +0), which a body may use as memory; ``decls`` adds module-scope
-declarations (a ``.shared`` buffer).
+declarations (a ``.shared`` buffer).  The views are the battery's own lines
+(:data:`conformance.battery.gen_opblock.OPERAND_VIEWS`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from conformance.battery.gen_opblock import OPERAND_VIEWS
 from ptxsim import SimDevice
 from tests.sim_ptx import HEAD90
 
@@ -22,45 +24,33 @@ _KERNEL = HEAD90 + r"""
 DECLS
 .visible .entry rows(.param .u64 in_ptr, .param .u64 out_ptr)
 {
-    .reg .pred %p<8>, %ps;
-    .reg .b16 %ha, %hb, %hc, %hz, %hs, %h<8>;
-    .reg .b32 %ua, %ub, %uc, %uah, %ubh, %uch, %rs, %rs2, %r<16>;
-    .reg .f32 %fa, %fb, %fc, %fs, %f<8>;
-    .reg .b64 %xa, %xb, %xc, %rr, %rd<16>;
-    .reg .f64 %da, %db, %dc, %ds, %d<8>;
+  .reg .pred %p<8>, %ps;
+  .reg .b16 %ha, %hb, %hc, %hz, %hs, %h<8>;
+  .reg .b32 %ua, %ub, %uc, %uah, %ubh, %uch, %rs, %rs2, %r<16>;
+  .reg .f32 %fa, %fb, %fc, %fs, %f<8>;
+  .reg .b64 %xa, %xb, %xc, %rr, %rd<16>;
+  .reg .f64 %da, %db, %dc, %ds, %d<8>;
 
-    mov.u32 %r15, %tid.x;
-    mul.wide.u32 %rd14, %r15, 24;
-    ld.param.u64 %rd15, [in_ptr];
-    cvta.to.global.u64 %rd15, %rd15;
-    add.u64 %rd15, %rd15, %rd14;
-    ld.global.u64 %xa, [%rd15];
-    ld.global.u64 %xb, [%rd15+8];
-    ld.global.u64 %xc, [%rd15+16];
-    mov.b64 {%ua, %uah}, %xa;
-    mov.b64 {%ub, %ubh}, %xb;
-    mov.b64 {%uc, %uch}, %xc;
-    mov.b64 %da, %xa;
-    mov.b64 %db, %xb;
-    mov.b64 %dc, %xc;
-    mov.b32 %fa, %ua;
-    mov.b32 %fb, %ub;
-    mov.b32 %fc, %uc;
-    mov.b32 {%ha, %h7}, %ua;
-    mov.b32 {%hb, %h7}, %ub;
-    mov.b32 {%hc, %h7}, %uc;
-    mov.b16 %hz, 0;
-    mov.u64 %rr, 0;
-    {
-    BODY
-    }
-    mul.wide.u32 %rd14, %r15, 8;
-    ld.param.u64 %rd15, [out_ptr];
-    cvta.to.global.u64 %rd15, %rd15;
-    add.u64 %rd15, %rd15, %rd14;
-    st.global.u64 [%rd15], %rr;
+  mov.u32 %r15, %tid.x;
+  mul.wide.u32 %rd14, %r15, 24;
+  ld.param.u64 %rd15, [in_ptr];
+  cvta.to.global.u64 %rd15, %rd15;
+  add.u64 %rd15, %rd15, %rd14;
+  ld.global.u64 %xa, [%rd15];
+  ld.global.u64 %xb, [%rd15+8];
+  ld.global.u64 %xc, [%rd15+16];
+VIEWS
+  mov.u64 %rr, 0;
+  {
+  BODY
+  }
+  mul.wide.u32 %rd14, %r15, 8;
+  ld.param.u64 %rd15, [out_ptr];
+  cvta.to.global.u64 %rd15, %rd15;
+  add.u64 %rd15, %rd15, %rd14;
+  st.global.u64 [%rd15], %rr;
 }
-"""
+""".replace("VIEWS", OPERAND_VIEWS)
 
 
 def kernel(body: str, decls: str = "") -> str:

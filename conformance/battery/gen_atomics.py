@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.battery.gen_opblock import STORE, add_opblock, inputs64
+from conformance.battery.gen_opblock import OPERAND_LOADS, STORE, add_opblock, inputs64
 from conformance.battery.spec import HEADER, Battery, buf_in, buf_out, p_buf
 
 # ---- atomics: one 8 KiB region per op (global or shared); returns per thread --------------------
@@ -135,19 +135,7 @@ def atomics_ptx(ops) -> str:
   mov.u32 %r1, %ctaid.x;
   mov.u32 %r2, %ntid.x;
   mad.lo.u32 %gid, %r1, %r2, %tidx;
-  mul.wide.u32 %rd4, %gid, 8;
-  ld.param.u64 %rd1, [pa];
-  cvta.to.global.u64 %rd1, %rd1;
-  add.u64 %rd1, %rd1, %rd4;
-  ld.global.u64 %xa, [%rd1];
-  ld.param.u64 %rd1, [pb];
-  cvta.to.global.u64 %rd1, %rd1;
-  add.u64 %rd1, %rd1, %rd4;
-  ld.global.u64 %xb, [%rd1];
-  ld.param.u64 %rd1, [pc];
-  cvta.to.global.u64 %rd1, %rd1;
-  add.u64 %rd1, %rd1, %rd4;
-  ld.global.u64 %xc, [%rd1];
+{OPERAND_LOADS}
   ld.param.u64 %gbase, [pg];
   cvta.to.global.u64 %gbase, %gbase;
   ld.param.u64 %obase, [po];

@@ -27,6 +27,28 @@ STORE = {
 }
 
 
+#: %xa %xb %xc := the thread's (%gid) u64 words of the inputs a, b, c (parameters pa, pb, pc)
+OPERAND_LOADS = "  mul.wide.u32 %rd4, %gid, 8;\n" + "\n".join(
+    f"  ld.param.u64 %rd1, [p{x}];\n  cvta.to.global.u64 %rd1, %rd1;\n  add.u64 %rd1, %rd1, %rd4;\n  ld.global.u64 %x{x}, [%rd1];"
+    for x in "abc")
+
+#: the views of the operands an op block reads: %ua %ub %uc and %uah %ubh %uch (low and high 32 bits),
+#: %da %db %dc (f64), %fa %fb %fc (the low words as f32), %ha %hb %hc (low 16 bits), and %hz = 0
+OPERAND_VIEWS = """  mov.b64 {%ua, %uah}, %xa;
+  mov.b64 {%ub, %ubh}, %xb;
+  mov.b64 {%uc, %uch}, %xc;
+  mov.b64 %da, %xa;
+  mov.b64 %db, %xb;
+  mov.b64 %dc, %xc;
+  mov.b32 %fa, %ua;
+  mov.b32 %fb, %ub;
+  mov.b32 %fc, %uc;
+  mov.b32 {%ha, %h7}, %ua;
+  mov.b32 {%hb, %h7}, %ub;
+  mov.b32 {%hc, %h7}, %uc;
+  mov.b16 %hz, 0;"""
+
+
 def opblock_ptx(name: str, ops, slot: int, shared_bytes: int = 0, extra_decl: str = "",
                 prologue: str = "") -> str:
     nops = len(ops)
@@ -55,19 +77,7 @@ def opblock_ptx(name: str, ops, slot: int, shared_bytes: int = 0, extra_decl: st
   mad.lo.u32 %gid, %r1, %r2, %tidx;
   mov.u32 %lane, %laneid;
   shr.u32 %warp, %tidx, 5;
-  mul.wide.u32 %rd4, %gid, 8;
-  ld.param.u64 %rd1, [pa];
-  cvta.to.global.u64 %rd1, %rd1;
-  add.u64 %rd1, %rd1, %rd4;
-  ld.global.u64 %xa, [%rd1];
-  ld.param.u64 %rd1, [pb];
-  cvta.to.global.u64 %rd1, %rd1;
-  add.u64 %rd1, %rd1, %rd4;
-  ld.global.u64 %xb, [%rd1];
-  ld.param.u64 %rd1, [pc];
-  cvta.to.global.u64 %rd1, %rd1;
-  add.u64 %rd1, %rd1, %rd4;
-  ld.global.u64 %xc, [%rd1];
+{OPERAND_LOADS}
   ld.param.u64 %mb, [pm];
   cvta.to.global.u64 %mb, %mb;
   mul.wide.u32 %rd4, %gid, 256;
@@ -76,19 +86,7 @@ def opblock_ptx(name: str, ops, slot: int, shared_bytes: int = 0, extra_decl: st
   cvta.to.global.u64 %obase, %obase;
   mul.wide.u32 %rd4, %gid, {nops * slot};
   add.u64 %obase, %obase, %rd4;
-  mov.b64 {{%ua, %uah}}, %xa;
-  mov.b64 {{%ub, %ubh}}, %xb;
-  mov.b64 {{%uc, %uch}}, %xc;
-  mov.b64 %da, %xa;
-  mov.b64 %db, %xb;
-  mov.b64 %dc, %xc;
-  mov.b32 %fa, %ua;
-  mov.b32 %fb, %ub;
-  mov.b32 %fc, %uc;
-  mov.b32 {{%ha, %h7}}, %ua;
-  mov.b32 {{%hb, %h7}}, %ub;
-  mov.b32 {{%hc, %h7}}, %uc;
-  mov.b16 %hz, 0;
+{OPERAND_VIEWS}
   and.b32 %r1, %ua, 1;
   setp.ne.u32 %pa, %r1, 0;
   and.b32 %r1, %ub, 1;
