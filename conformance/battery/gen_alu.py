@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from conformance.battery.gen_opblock import add_opblock
+from conformance.battery.gen_opblock import add_opblock, op_table
 from conformance.battery.spec import Battery
 
 
 def ops_alu64():
-    table = []
-    def o(name, body, kind="R64"):
-        table.append((name, body, kind))
+    table, o = op_table("R64")
     for op in ("add.s64", "sub.s64", "mul.lo.u64", "mul.lo.s64", "mul.hi.u64", "mul.hi.s64", "min.u64", "min.s64",
                "max.u64", "max.s64", "and.b64", "or.b64", "xor.b64", "div.u64", "div.s64", "rem.u64", "rem.s64"):
         o(op, f"{op} %rr, %xa, %xb;")
@@ -64,9 +62,7 @@ def ops_alu64():
 # ---- f64 ------------------------------------------------------------------------------------------
 
 def ops_f64():
-    table = []
-    def o(name, body, kind="RD"):
-        table.append((name, body, kind))
+    table, o = op_table("RD")
     for rnd in ("rn", "rz", "rm", "rp"):
         o(f"add.{rnd}.f64", f"add.{rnd}.f64 %ds, %da, %db;")
         o(f"sub.{rnd}.f64", f"sub.{rnd}.f64 %ds, %da, %db;")
@@ -151,9 +147,7 @@ def ops_cvt():
 # ---- misc: prmt, selp, slct, mov pack/unpack, 16-bit ints, set, predicates, special registers ----
 
 def ops_misc():
-    table = []
-    def o(name, body, kind="R32"):
-        table.append((name, body, kind))
+    table, o = op_table("R32")
     for sel in (0x3210, 0x0123, 0x5410, 0x7632, 0x1032, 0x4444, 0x7654, 0xBA98, 0x89AB, 0xCDEF, 0x0FF0, 0x8888):
         o(f"prmt.b32 0x{sel:04x}", f"prmt.b32 %rs, %ua, %ub, 0x{sel:04x};")
     o("prmt.b32 random", "prmt.b32 %rs, %ua, %ub, %uc;")
@@ -216,9 +210,7 @@ def ops_misc():
 # ---- vector ld/st, cache and ordering qualifiers, shared/local/const/generic spaces (16-byte slots)
 
 def ops_ldst():
-    table = []
-    def o(name, body):
-        table.append((name, body, "NONE"))
+    table, o = op_table("NONE")
     o("ld.u8 -> r32", "ld.global.u8 %r1, [%mb+3]; st.global.u32 [%o], %r1;")
     o("ld.s8 -> r32", "ld.global.s8 %r1, [%mb+5]; st.global.u32 [%o], %r1;")
     o("ld.s8 -> r64", "ld.global.s8 %rd1, [%mb+6]; st.global.b64 [%o], %rd1;")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.battery.gen_opblock import OPERAND_LOADS, STORE, add_opblock, inputs64
+from conformance.battery.gen_opblock import OPERAND_LOADS, STORE, add_opblock, inputs64, op_table
 from conformance.battery.spec import HEADER, Battery, buf_in, buf_out, p_buf
 
 # ---- atomics: one 8 KiB region per op (global or shared); returns per thread --------------------
@@ -188,9 +188,7 @@ def add_atomics(bat: Battery) -> None:
 # ---- control flow --------------------------------------------------------------------------------
 
 def ops_ctrl():
-    table = []
-    def o(name, body, kind="R32"):
-        table.append((name, body, kind))
+    table, o = op_table("R32")
     o("loop, data-dependent trip count", "and.b32 %r1, %ua, 15; mov.u32 %rs, %ub; mov.u32 %r2, 0; $L_top: setp.ge.u32 %p1, %r2, %r1; "
       "@%p1 bra $L_end; mad.lo.u32 %rs, %rs, 0x01000193, %r2; add.u32 %r2, %r2, 1; bra $L_top; $L_end:")
     o("nested if/else (8 leaves)", "and.b32 %r1, %ub, 1; setp.ne.u32 %p1, %r1, 0; and.b32 %r1, %ub, 2; setp.ne.u32 %p2, %r1, 0; "

@@ -49,6 +49,15 @@ OPERAND_VIEWS = """  mov.b64 {%ua, %uah}, %xa;
   mov.b16 %hz, 0;"""
 
 
+def op_table(kind: str):
+    """An empty op table (rows ``(name, body, result kind)``, the kernel's ``// @op`` blocks in order)
+    and the function that adds a row: ``o(name, body)``, of result ``kind`` unless the call names another."""
+    table = []
+    def o(name: str, body: str, kind: str = kind) -> None:
+        table.append((name, body, kind))
+    return table, o
+
+
 def opblock_ptx(name: str, ops, slot: int, shared_bytes: int = 0, extra_decl: str = "",
                 prologue: str = "") -> str:
     nops = len(ops)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance.battery.gen_opblock import add_opblock, inputs64, opblock_ptx
+from conformance.battery.gen_opblock import add_opblock, inputs64, op_table, opblock_ptx
 from conformance.battery.spec import WAIT_BOUND, Battery, buf_in, buf_out, p_buf
 
 # ---- warp collectives ---------------------------------------------------------------------------
@@ -30,9 +30,7 @@ def _half(body_lo: str, body_hi: str) -> str:
 
 
 def ops_warp():
-    table = []
-    def o(name, body, kind="RSP"):
-        table.append((name, body, kind))
+    table, o = op_table("RSP")
     cs = {"idx": [0x1F, 0x101F, 0x181F, 0x1C1F, 0x0F, 0x1007], "up": [0x0, 0x1000, 0x1800, 0x1C00, 0x05],
           "down": [0x1F, 0x101F, 0x181F, 0x1C1F, 0x10], "bfly": [0x1F, 0x101F, 0x181F, 0x1C1F, 0x07]}
     for mode, cv in cs.items():
@@ -105,9 +103,7 @@ def ops_warp():
 def ops_warp_partial():
     """For a 48-thread block (warp 1 has lanes 0..15): masks from activemask at entry (%fm),
     shuffle clamps <= 15 so no source lane is missing."""
-    table = []
-    def o(name, body, kind="RSP"):
-        table.append((name, body, kind))
+    table, o = op_table("RSP")
     o("activemask at entry", "mov.u32 %rs, %fm; activemask.b32 %rs2;", "R32x2")
     o("vote.ballot mask=%fm", "vote.sync.ballot.b32 %rs, %pa, %fm;", "R32")
     o("vote.all/any mask=%fm", "vote.sync.all.pred %p1, %pb, %fm; vote.sync.any.pred %p2, %pb, %fm; selp.u32 %rs, 1, 0, %p1; "
@@ -220,13 +216,11 @@ def add_matrix(bat: Battery) -> None:
 # ---- cp.async (32-byte slots; a 64-byte shared area per thread) ------------------------------------
 
 def ops_cp_async():
-    table = []
+    table, o = op_table("NONE")
     pre = ("mov.u32 %r9, 0xA5A5A5A5; st.shared.v4.b32 [%rsb], {%r9, %r9, %r9, %r9}; st.shared.v4.b32 [%rsb+16], {%r9, %r9, %r9, %r9}; "
            "st.shared.v4.b32 [%rsb+32], {%r9, %r9, %r9, %r9}; st.shared.v4.b32 [%rsb+48], {%r9, %r9, %r9, %r9}; ")
     dump = ("ld.shared.v4.b32 {%r1, %r2, %r3, %r4}, [%rsb]; st.global.v4.b32 [%o], {%r1, %r2, %r3, %r4}; "
             "ld.shared.v4.b32 {%r1, %r2, %r3, %r4}, [%rsb+16]; st.global.v4.b32 [%o+16], {%r1, %r2, %r3, %r4};")
-    def o(name, body):
-        table.append((name, body, "NONE"))
     o("ca 4/8/16 + cg 16, wait_all", pre + "cp.async.ca.shared.global [%rsb], [%mb], 4; cp.async.ca.shared.global [%rsb+8], [%mb+8], 8; "
       "cp.async.ca.shared.global [%rsb+16], [%mb+16], 16; cp.async.cg.shared.global [%rsb+48], [%mb+32], 16; cp.async.wait_all; " + dump)
     o("3 groups, wait_group 2 / 0", pre + "cp.async.ca.shared.global [%rsb], [%mb+48], 16; cp.async.commit_group; "
