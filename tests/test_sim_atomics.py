@@ -60,23 +60,23 @@ def test_global_atom_add_f64_nan_is_the_operands():
     ], "atom.global.add.f64")
 
 
-def test_atom_add_noftz_f16x2():
-    """op 37 ``atom.global.add.noftz.f16x2``: element-wise, NaN 0x7FFF (thread 0: 0x7c63 and
-    0xff06 are NaNs)."""
-    check_rows("atom.global.add.noftz.f16x2 %rs, [%rd15], %ub;" + NEW_AND_OLD_32, rows_new_old([
+@pytest.mark.parametrize(("op", "rows"), [
+    # op 37: element-wise, NaN 0x7FFF (thread 0: 0x7c63 and 0xff06 are NaNs)
+    ("atom.global.add.noftz.f16x2", [
         (0, 0x80441a28, 0x5451da827c63ff06, 0, 0x7fff7fff, 0x80441a28),
         (1, 0xd88d0716, 0xbe39421863b2c4c2, 0, 0x628fc4c2, 0xd88d0716),
         (2, 0x8027a2c8, 0xffffffffffffffdb, 0, 0x7fff7fff, 0x8027a2c8),
-    ]), "atom.add.noftz.f16x2")
-
-
-def test_atom_add_noftz_bf16x2():
-    """op 38 ``atom.global.add.noftz.bf16x2`` (thread 2: 0x7fa0 and 0xffdb are NaNs: 0x7FFF)."""
-    check_rows("atom.global.add.noftz.bf16x2 %rs, [%rd15], %ub;" + NEW_AND_OLD_32, rows_new_old([
+    ]),
+    # op 38: thread 2: 0x7fa0 and 0xffdb are NaNs: 0x7FFF
+    ("atom.global.add.noftz.bf16x2", [
         (0, 0x54db41, 0x5451da827c63ff06, 0, 0x7c63ff06, 0x54db41),
         (1, 0xc7ba4d6c, 0xbe39421863b2c4c2, 0, 0x63b24d6c, 0xc7ba4d6c),
         (2, 0x7fa00001, 0xffffffffffffffdb, 0, 0x7fff7fff, 0x7fa00001),
-    ]), "atom.add.noftz.bf16x2")
+    ]),
+])
+def test_atom_add_noftz_of_half_pairs(op, rows):
+    """ops 37-38 ``atom.global.add.noftz.f16x2`` / ``.bf16x2`` on the low 32 bits of the word."""
+    check_rows(f"{op} %rs, [%rd15], %ub;" + NEW_AND_OLD_32, rows_new_old(rows), op)
 
 
 def test_atom_cas_b16():

@@ -38,6 +38,14 @@ ANY_1 = [0xa3208733, 0xa3208733, 0x185a0044, 0x40856808, 0xa3208733, 0xa3208733,
          0xa3208733, 0xa3208733, 0x4001080, 0x185a0044, 0x185a0044, 0xa3208733, 0x40856808, 0xa3208733]
 
 
+
+def per_half_warp(instr: str) -> str:
+    """``instr`` run by each half-warp apart, ``{mask}`` its membermask (lanes 0-15: 0x0000ffff,
+    lanes 16-31: 0xffff0000), as the battery's half-warp blocks do."""
+    return ("mov.u32 %r2, %laneid; setp.lt.u32 %p1, %r2, 16; @!%p1 bra $HI; "
+            f"{instr.format(mask='0x0000ffff')} bra $J; $HI: {instr.format(mask='0xffff0000')} $J:")
+
+
 @pytest.mark.parametrize("body", [
     "and.b32 %r1, %ua, 0x300; match.any.sync.b32 %rs, %r1, 0xffffffff; cvt.u64.u32 %rr, %rs;",          # op 58
     "and.b64 %rd1, %xa, 0x300; shl.b64 %rd1, %rd1, 30; or.b64 %rd1, %rd1, 5; "
@@ -54,9 +62,7 @@ def test_match_any_distinct_values():
 
 def test_match_any_half_warps():
     """op 64: each half-warp matches among itself with its own membermask."""
-    body = ("and.b32 %r1, %ua, 0x300; mov.u32 %r2, %laneid; setp.lt.u32 %p1, %r2, 16; @!%p1 bra $HI; "
-            "match.any.sync.b32 %rs, %r1, 0x0000ffff; bra $J; $HI: match.any.sync.b32 %rs, %r1, 0xffff0000; "
-            "$J: cvt.u64.u32 %rr, %rs;")
+    body = "and.b32 %r1, %ua, 0x300; " + per_half_warp("match.any.sync.b32 %rs, %r1, {mask};") + " cvt.u64.u32 %rr, %rs;"
     want = [g & (0xFFFF if i < 16 else 0xFFFF0000) for i, g in enumerate(ANY_1)]
     assert want[14:18] == [0x6808, 0x8733, 0x40850000, 0x185a0000]                # as recorded
     assert run_rows(body, ROWS1) == want
@@ -82,9 +88,7 @@ def test_redux(op, want):
 
 def test_redux_half_warps():
     """op 75: redux.sync.min.s32 of b per half-warp."""
-    body = ("mov.u32 %r2, %laneid; setp.lt.u32 %p1, %r2, 16; @!%p1 bra $HI; "
-            "redux.sync.min.s32 %rs, %ub, 0x0000ffff; bra $J; $HI: redux.sync.min.s32 %rs, %ub, 0xffff0000; "
-            "$J: cvt.u64.u32 %rr, %rs;")
+    body = per_half_warp("redux.sync.min.s32 %rs, %ub, {mask};") + " cvt.u64.u32 %rr, %rs;"
     assert run_rows(body, ROWS1) == [0x9a367a3a] * 16 + [0x86f71202] * 16
 
 
