@@ -44,7 +44,7 @@ def cp_after_other_warp(access: str) -> str:
 
 @pytest.mark.parametrize("access", ["ld", "st"])
 def test_cp_after_other_warp_with_the_pattern_is_clean(access):
-    run_kernel(SimDevice(), cp_after_other_warp(access), "proxy", 128, block=(128, 1, 1))
+    run_kernel(SimDevice(strict=True), cp_after_other_warp(access), "proxy", 128, block=(128, 1, 1))
 
 
 _RULE = {"sync0": "tmem-race", "before0": "tcgen05-fence", "after0": "tcgen05-fence", "wait0": "wait-ld"}
@@ -53,7 +53,7 @@ _RULE = {"sync0": "tmem-race", "before0": "tcgen05-fence", "after0": "tcgen05-fe
 def expect_hazard(ptx, name, rule, first, second, threads, **kw):
     """Run ``ptx``; the HazardError names ``rule``, its section, both lines and the threads."""
     with pytest.raises(HazardError) as info:
-        run_kernel(SimDevice(), ptx, name, 128, **kw)
+        run_kernel(SimDevice(strict=True), ptx, name, 128, **kw)
     exc = info.value
     assert exc.rule == rule, str(exc)
     assert first in exc.first and second in exc.second, str(exc)
@@ -70,7 +70,7 @@ def test_cp_after_other_warp_without_a_step(access, tag):
 
 
 def test_st_over_pending_st_clean():
-    run_kernel(SimDevice(), LDST, "ldst", 32, block=(32, 1, 1))
+    run_kernel(SimDevice(strict=True), LDST, "ldst", 32, block=(32, 1, 1))
 
 
 def _second_st(col: int, wait: str = "st") -> str:
@@ -93,7 +93,7 @@ def test_st_over_pending_st():
 
 def test_st_beside_pending_st_is_clean():
     """Two tcgen05.st of one warp to different columns need no wait::st between them."""
-    out = run_kernel(SimDevice(), _second_st(1), "ldst", 32, block=(32, 1, 1))
+    out = run_kernel(SimDevice(strict=True), _second_st(1), "ldst", 32, block=(32, 1, 1))
     np.testing.assert_array_equal(out, np.arange(32))
 
 
@@ -104,7 +104,7 @@ def test_st_over_pending_ld():
 
 
 def test_st_beside_pending_ld_is_clean():
-    run_kernel(SimDevice(), _second_st(1, "ld"), "ldst", 32, block=(32, 1, 1))
+    run_kernel(SimDevice(strict=True), _second_st(1, "ld"), "ldst", 32, block=(32, 1, 1))
 
 
 def test_cp_over_another_threads_cp_not_ordered():

@@ -34,8 +34,8 @@ The package, by rule family (each a mixin of :class:`Hazards`; no module imports
 ==============  ===================================================================================
 """
 
-from ptxsim.hazards.checker import Hazards
+from ptxsim.hazards.checker import CLIENT_READINGS, Hazards
 from ptxsim.hazards.clocks import Clocks
 from ptxsim.hazards.common import _distinct, _uniform, hazard
 
-__all__ = ["Clocks", "Hazards", "hazard", "_distinct", "_uniform"]
+__all__ = ["CLIENT_READINGS", "Clocks", "Hazards", "hazard", "_distinct", "_uniform"]

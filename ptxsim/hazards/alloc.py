@@ -19,14 +19,17 @@ class AllocRules:
         self.a_ep = np.zeros((m.ncta, 512), dtype=np.int32)
         self.a_index = np.zeros((m.ncta, 512), dtype=np.int32)
         self.any_alloc = False
-        #: flat shared byte of a tcgen05.alloc's address -> (warp's first thread, epoch, line, cta, columns)
-        self.alloc_slots: dict[int, tuple[int, int, int, int, range]] = {}
 
     # -- allocation (§9.7.16.7.1): alloc and dealloc are tcgen05 operations ordered by §9.7.16.6.3 --
 
-    def alloc(self, thread: int, cta: int, col: int, ncols: int, ins, slot: int | None = None) -> None:
-        """The warp of ``thread`` (its first thread) allocated columns ``[col, col + ncols)`` of ``cta``
-        and wrote their address to the flat shared byte ``slot``."""
+    def alloc(self, thread: int, cta: int, col: int, ncols: int, ins) -> None:
+        """The warp of ``thread`` (its first thread) allocated columns ``[col, col + ncols)`` of ``cta``.
+
+        The address the alloc writes to shared memory is no tcgen05 access: §9.7.16.6.1 lists
+        tcgen05.alloc among the synchronous instructions, whose shared-memory accesses "maintain
+        same-address ordering with respect to non-tcgen05 instructions", and §9.7.16.7.1 treats the
+        store as a weak memory operation of the memory consistency model.  Another warp's load of
+        the address is ordered by thread synchronization alone, as for any other store."""
         ep, index = int(self.clocks.own[thread]), _index(self.m, ins)
         if self.any_pfreed and (self.p_freed[cta, col:col + ncols] > 0).any():    # reallocated: forget the old
             for arr in (self.t_kind, self.t_rd, self.t_iss):
@@ -37,29 +40,12 @@ class AllocRules:
         self.a_ep[cta, col:col + ncols] = ep
         self.a_index[cta, col:col + ncols] = index
         self.any_alloc = True
-        if slot is not None:
-            self.alloc_slots[slot] = (thread, ep, index, cta, range(col, col + ncols))
-
-    def shared_read(self, s, flat: np.ndarray, nbytes: int) -> None:
-        """Generic loads by ``s`` of flat shared bytes ``flat``: another warp reading a
-        tcgen05.alloc's address uses the alloc's result, so the fence pattern must order it
-        (§9.7.16.7.1, §9.7.16.6.3)."""
-        flat = np.asarray(flat, dtype=np.int64).reshape(-1)
-        for slot, (thread, ep, index, _cta, _cols) in self.alloc_slots.items():
-            hit = (flat <= slot + 3) & (flat + nbytes > slot)
-            if not hit.any():
-                continue
-            readers = np.asarray(s.idx)[hit[:s.n] if hit.size == s.n else np.ones(s.n, dtype=bool)]
-            readers = readers[self.m.warp_of[readers] != self.m.warp_of[thread]]
-            for r in np.unique(readers[self.clocks.vt[readers, self.clocks.lt[thread]] < ep]).tolist()[:1]:
-                self._issue_order(int(r), np.array([thread]), np.array([ep]), index,
-                                  self.m.prog.code[self.m.current_pc].instr, "a load of the allocated address",
-                                  "tcgen05.alloc that wrote it")
 
     def after_alloc(self, reader: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
         """A tcgen05 operation of ``reader`` on columns ``[lo, hi)`` of ``cta``: another warp's
-        tcgen05.alloc of them (and its address in shared memory) must be ordered before it by
-        fence::before_thread_sync -> synchronization -> fence::after_thread_sync."""
+        tcgen05.alloc of them must be ordered before it by fence::before_thread_sync ->
+        synchronization -> fence::after_thread_sync (§9.7.16.6.3: an asynchronous tcgen05 operation
+        after the after-fence is ordered after all prior tcgen05 operations)."""
         a = self.a_thread[cta, lo:hi]
         m = self.m
         other = (a > 0) & (m.warp_of[np.maximum(a - 1, 0)] != m.warp_of[reader])
@@ -89,8 +75,6 @@ class AllocRules:
                 self.r_reader[c, sl] = 0
                 self.p_freed[c, sl] = 0
         self.a_thread[cta, sl] = 0
-        for slot in [k for k, v in self.alloc_slots.items() if v[3] == cta and col in v[4]]:
-            del self.alloc_slots[slot]
 
     def _dealloc_checks(self, cta: int, col: int, ncols: int, ins, thread, what: str, race) -> None:
         """Nothing pending on ``cta``'s columns and every access ordered before the dealloc."""

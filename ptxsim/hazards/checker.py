@@ -15,6 +15,15 @@ from ptxsim.hazards.sync import SyncRules
 from ptxsim.hazards.tmem import TmemRules
 from reference.spec_questions import reading
 
+#: The readings of the checker's spec questions that every known client follows (docs/sim.md "Hazard
+#: checker", docs/spec-questions.md): Triton 3.9 and Gluon order tcgen05 work across threads by
+#: acquire/release synchronization with no tcgen05.fence, and so does CUTLASS 4.2's CuTe
+#: (Q-SYNC-FENCE); Gluon's two_ctas kernels and CUTLASS's SM100 kernels exit right after the CTA
+#: pair's collective dealloc (Q-PAIR-DEALLOC).  ``SimDevice()`` follows them unless it is strict
+#: (``SimDevice(strict=True)``: the questions' picks, the letter of the spec) or its ``readings``
+#: name the question.
+CLIENT_READINGS = {"Q-SYNC-FENCE": "acquire-orders", "Q-PAIR-DEALLOC": "collective"}
+
 
 class Hazards(TmemRules, AsyncRules, AllocRules, SyncRules, SmemRules, PairRules):
     """Shadow state of one batch machine (see the package docstring)."""
