@@ -301,6 +301,8 @@ class Machine:
             return self.gmem.gather(np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (s.n,)), bits, what)
         if space in ("shared", "shared::cta", "shared::cluster"):
             flat = self._shared_flat(s, addrs, n, what, space == "shared::cluster")
+            if self.hz is not None and self.hz.alloc_slots:
+                self.hz.shared_read(s, flat, n)
             return self.smem.view(dt)[flat // n]
         if space == "param":
             return self.params.view(dt)[self._param_index(s, addrs, n, what) // n]

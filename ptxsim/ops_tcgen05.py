@@ -307,7 +307,9 @@ def compile_alloc(ins, q, k):
             column = tc.alloc(cta, int(n[j]))
             m.store(space, single_thread(t), a[j:j + 1], np.array([column], dtype=np.uint32), 32, "tcgen05.alloc")
             if m.hz is not None:
-                m.hz.alloc(t - int(m.lane_of[t]), cta, column & 0xFFFF, int(n[j]), ins)
+                view, where = m.locate(space, single_thread(t), a[j:j + 1], 32, "tcgen05.alloc", write=False)
+                slot = int(where[0]) * 4 if view.base is m.smem else None
+                m.hz.alloc(t - int(m.lane_of[t]), cta, column & 0xFFFF, int(n[j]), ins, slot)
     return run
 
 

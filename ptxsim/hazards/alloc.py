@@ -1,13 +1,14 @@
 """Tensor Memory allocation (§9.7.16.7.1): ``tcgen05.alloc`` and ``tcgen05.dealloc`` ordered against
 the other warps' tcgen05 operations on the columns (rules ``tmem-race``, ``tcgen05-fence``,
-``dealloc-pending``; the CTA pair's ``peer-dealloc``)."""
+``dealloc-pending``; the CTA pair's ``peer-dealloc``), and the other warps' loads of the address
+the alloc wrote ordered after it by thread synchronization (``alloc-address``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ptxsim.errors import HazardError
-from ptxsim.hazards.common import PEER_DEALLOC, SEC_ALLOC, SEC_SYNC, _index, _instr
+from ptxsim.hazards.common import PEER_DEALLOC, SEC_ALLOC, SEC_SYNC, _index, _instr, _threads
 
 
 class AllocRules:
@@ -19,17 +20,14 @@ class AllocRules:
         self.a_ep = np.zeros((m.ncta, 512), dtype=np.int32)
         self.a_index = np.zeros((m.ncta, 512), dtype=np.int32)
         self.any_alloc = False
+        #: flat shared byte of a tcgen05.alloc's address -> (warp's first thread, epoch, line, cta, columns)
+        self.alloc_slots: dict[int, tuple[int, int, int, int, range]] = {}
 
     # -- allocation (§9.7.16.7.1): alloc and dealloc are tcgen05 operations ordered by §9.7.16.6.3 --
 
-    def alloc(self, thread: int, cta: int, col: int, ncols: int, ins) -> None:
-        """The warp of ``thread`` (its first thread) allocated columns ``[col, col + ncols)`` of ``cta``.
-
-        The address the alloc writes to shared memory is no tcgen05 access: §9.7.16.6.1 lists
-        tcgen05.alloc among the synchronous instructions, whose shared-memory accesses "maintain
-        same-address ordering with respect to non-tcgen05 instructions", and §9.7.16.7.1 treats the
-        store as a weak memory operation of the memory consistency model.  Another warp's load of
-        the address is ordered by thread synchronization alone, as for any other store."""
+    def alloc(self, thread: int, cta: int, col: int, ncols: int, ins, slot: int | None = None) -> None:
+        """The warp of ``thread`` (its first thread) allocated columns ``[col, col + ncols)`` of ``cta``
+        and wrote their address to the flat shared byte ``slot`` (see :meth:`shared_read`)."""
         ep, index = int(self.clocks.own[thread]), _index(self.m, ins)
         if self.any_pfreed and (self.p_freed[cta, col:col + ncols] > 0).any():    # reallocated: forget the old
             for arr in (self.t_kind, self.t_rd, self.t_iss):
@@ -40,6 +38,33 @@ class AllocRules:
         self.a_ep[cta, col:col + ncols] = ep
         self.a_index[cta, col:col + ncols] = index
         self.any_alloc = True
+        if slot is not None:
+            self.alloc_slots[slot] = (thread, ep, index, cta, range(col, col + ncols))
+
+    def shared_read(self, s, flat: np.ndarray, nbytes: int) -> None:
+        """Generic loads by ``s`` of flat shared bytes ``flat`` (rule ``alloc-address``).
+
+        The address a tcgen05.alloc writes is no tcgen05 access: §9.7.16.6.1 lists tcgen05.alloc
+        among the synchronous instructions, whose shared-memory accesses "maintain same-address
+        ordering with respect to non-tcgen05 instructions", and §9.7.16.7.1 treats the store as a weak
+        memory operation of the memory consistency model.  Another warp's load of the address is
+        therefore ordered by thread synchronization alone (happens-before, no tcgen05 fence); a load
+        not ordered after the store at all is a data race on it."""
+        flat = np.asarray(flat, dtype=np.int64).reshape(-1)
+        for slot, (thread, ep, index, _cta, _cols) in self.alloc_slots.items():
+            hit = (flat <= slot + 3) & (flat + nbytes > slot)
+            if not hit.any():
+                continue
+            readers = np.asarray(s.idx)[hit[:s.n] if hit.size == s.n else np.ones(s.n, dtype=bool)]
+            readers = readers[self.m.warp_of[readers] != self.m.warp_of[thread]]
+            late = readers[self.clocks.vc[readers, self.clocks.lt[thread]] < ep]
+            if late.size:
+                m = self.m
+                self._report("alloc-address", SEC_ALLOC, _instr(m, index), m.prog.code[m.current_pc].instr,
+                             f"{_threads(m, [thread])} then {_threads(m, late)}",
+                             "a load of the address a tcgen05.alloc wrote to shared memory is not ordered after "
+                             "the alloc by any synchronization (a data race on the alloc's weak store; thread "
+                             "synchronization alone orders it, no tcgen05 fence is needed, §9.7.16.6.1)")
 
     def after_alloc(self, reader: int, cta: int, lo: int, hi: int, ins, what: str) -> None:
         """A tcgen05 operation of ``reader`` on columns ``[lo, hi)`` of ``cta``: another warp's
@@ -75,6 +100,8 @@ class AllocRules:
                 self.r_reader[c, sl] = 0
                 self.p_freed[c, sl] = 0
         self.a_thread[cta, sl] = 0
+        for slot in [k for k, v in self.alloc_slots.items() if v[3] == cta and col in v[4]]:
+            del self.alloc_slots[slot]
 
     def _dealloc_checks(self, cta: int, col: int, ncols: int, ins, thread, what: str, race) -> None:
         """Nothing pending on ``cta``'s columns and every access ordered before the dealloc."""
