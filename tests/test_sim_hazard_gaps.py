@@ -9,6 +9,9 @@ broken kernel and checks the rule, both PTX lines and the section in the HazardE
 - tcgen05.st over cells of an earlier tcgen05.st (WAW) or tcgen05.ld (WAR) of the same thread with no
   tcgen05.wait::st / wait::ld between (§9.7.16.6.1/§9.7.16.6.2: st -> st and ld -> st are no
   pipelined pairs, so the two may complete in either order).
+- a non-bulk cp.async into shared memory an MMA/cp read, issued before the issuing thread observed
+  that operation's completion (found on Triton's cp.async pipelines, issue 24: their wait for the
+  previous MMA deleted): the copy may write from its issue on, not only when it lands.
 (The mbarrier-init gap is closed: tests/test_sim_hazard_mbarrier_init.py.)
 """
 
@@ -117,3 +120,23 @@ def test_cp_over_another_threads_cp_not_ordered():
     assert ptx != PROXY
     exc = expect_hazard(ptx, "proxy", "tmem-race", "tcgen05.cp", "tcgen05.cp", "CTA:tid", block=(128, 1, 1))
     assert "0:0" in exc.threads and "0:32" in exc.threads, str(exc)
+
+
+_COMMIT = "    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];   // @commit\n"
+_WAIT = "    @!%p3 bra WAIT;                                                      // @wait\n"
+_CP_ASYNC = "    cp.async.ca.shared.global [%r6], [%rd1], 4;\n"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_cp_async_issued_over_operands_before_the_completion_was_observed(strict):
+    """Thread 0 issues a cp.async into the buffer its tcgen05.cp reads right after the commit and waits
+    for the copy (cp.async.wait_all) only after the mbarrier: the simulator lands it then, but the copy
+    may write at once (smem-overwrite at the cp.async, both modes).  Issued after the wait it is clean."""
+    early = PROXY.replace(_COMMIT, _COMMIT + _CP_ASYNC).replace(_WAIT, _WAIT + "    cp.async.wait_all;\n")
+    with pytest.raises(HazardError) as info:
+        run_kernel(SimDevice(strict=strict), early, "proxy", 128, block=(128, 1, 1))
+    exc = info.value
+    assert exc.rule == "smem-overwrite" and exc.section == "9.7.16.6.5", str(exc)
+    assert "tcgen05.cp" in exc.first and "cp.async.ca" in exc.second, str(exc)
+    late = PROXY.replace(_WAIT, _WAIT + "    @%p2 bra LANDED;\n" + _CP_ASYNC + "LANDED:\n    cp.async.wait_all;\n")
+    run_kernel(SimDevice(strict=strict), late, "proxy", 128, block=(128, 1, 1))

@@ -47,27 +47,49 @@ class SmemRules:
             self.pf_count[t] = k + 1
             self.pf_wrote[t] = False
 
-    def generic_write(self, s, flat, nbytes: int, ins=None) -> None:
-        """Generic-proxy stores by ``s`` to flat shared-memory bytes ``flat`` (one start per thread)."""
-        m = self.m
+    @staticmethod
+    def _granules(s, flat, nbytes: int) -> tuple[np.ndarray, np.ndarray]:
+        """(granules, writing thread of each) of ``nbytes``-wide stores by ``s`` at flat shared bytes
+        ``flat`` (one start per thread; a store straddling two 16-byte granules counts in both)."""
         flat = np.asarray(flat, dtype=np.int64).reshape(s.n, -1)
         first = flat >> 4
         last = (flat + nbytes - 1) >> 4
         t = np.broadcast_to(s.idx.reshape(-1, 1), first.shape).ravel()
         g = first.ravel()
-        if (last != first).any():           # a store straddling two 16-byte granules
+        if (last != first).any():
             g = np.concatenate([g, last.ravel()])
             t = np.concatenate([t, t])
-        ins = ins if ins is not None else m.prog.code[m.current_pc].instr
+        return g, t
+
+    def _write_after_reads(self, g: np.ndarray, t: np.ndarray, ins) -> None:
+        """Writes by threads ``t`` to granules ``g``: after the completed async-proxy reads of them
+        and not over a pending bulk store's source."""
         if self.any_reads:
             self._after_reads(g, t, ins)
         if self.g_bsrc is not None:
             self._bulk_sources_overwritten(g, t, ins)
+
+    def generic_write(self, s, flat, nbytes: int, ins=None) -> None:
+        """Generic-proxy stores by ``s`` to flat shared-memory bytes ``flat`` (one start per thread)."""
+        m = self.m
+        g, t = self._granules(s, flat, nbytes)
+        ins = ins if ins is not None else m.prog.code[m.current_pc].instr
+        self._write_after_reads(g, t, ins)
         self.g_writer[g] = t + 1
         self.g_pfc[g] = self.pf_count[t]
         self.pf_wrote[s.idx] = True
         self.g_time[g] = m.steps
         self.g_index[g] = _index(m, ins)
+
+    def cp_async_dest(self, s, flat, nbytes: int, ins) -> None:
+        """A non-bulk ``cp.async`` ``ins`` by ``s`` will write ``nbytes`` at flat shared bytes ``flat``
+        (one start per thread).  The simulator lands it as late as the thread's program allows
+        (:meth:`generic_write` then), but the copy may write its destination at any moment from its
+        issue on (PTX ISA §9.7.9.25.3: only cp.async.wait_group/wait_all or its mbarrier arrival say
+        when it has), so the write-after-read checks hold at the issue, with what the issuing thread
+        has observed then."""
+        if self.any_reads or self.g_bsrc is not None:
+            self._write_after_reads(*self._granules(s, flat, nbytes), ins)
 
     def _after_reads(self, g: np.ndarray, t: np.ndarray, ins) -> None:
         """Writes by threads ``t`` to granules ``g`` must follow the completion of every mma/cp that
