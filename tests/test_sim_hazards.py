@@ -544,3 +544,16 @@ def test_relaxed_wait_needs_the_fence_on_the_default_device():
     with pytest.raises(HazardError) as info:
         run_kernel(SimDevice(), broken, "proxy", 128, block=(128, 1, 1))
     assert info.value.rule == "tcgen05-fence", str(info.value)
+
+
+def test_the_suites_execution_tier_is_strict(monkeypatch):
+    """The harness's simulated device (--device sim: execution tier, hazard score, fault catalogue)
+    holds the suite's own kernels to the picks; a reading named with --sim-reading still wins."""
+    from conformance.harness.device_sim import ENV_READINGS, SimBackend, open_sim_device
+
+    assert SimBackend().sim.strict is True and SimBackend().readings_in_force == {}
+    assert SimBackend(strict=False).sim.strict is False
+    monkeypatch.delenv(ENV_READINGS, raising=False)
+    assert open_sim_device(())[0].sim.strict is True
+    monkeypatch.setenv(ENV_READINGS, "Q-SYNC-FENCE=acquire-orders")
+    assert open_sim_device(())[0].readings_in_force == {"Q-SYNC-FENCE": "acquire-orders"}

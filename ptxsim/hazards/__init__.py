@@ -18,6 +18,11 @@ need more than that (§9.7.16.6.3): a second clock ``vt`` only moves through the
 ``fence::before_thread_sync`` -> synchronization -> ``fence::after_thread_sync`` pattern (and
 through ``tcgen05.commit``, which performs the before-fence implicitly, §9.7.16.6.4.2).
 
+Whether acquire/release synchronization alone moves ``vt`` too (spec question Q-SYNC-FENCE) and
+whether a CTA of a pair may exit right after its part of a collective dealloc (Q-PAIR-DEALLOC) are
+the device's readings: ``SimDevice()`` follows :data:`CLIENT_READINGS`, what every known client
+does, and ``SimDevice(strict=True)`` (the suite's execution tier) the questions' picks.
+
 The package, by rule family (each a mixin of :class:`Hazards`; no module imports a later one):
 
 ==============  ===================================================================================
