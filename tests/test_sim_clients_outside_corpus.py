@@ -24,6 +24,7 @@ from conformance.clients.build import triton_or_skip_reason
 pytestmark = pytest.mark.clients
 
 _SKIP = triton_or_skip_reason()
+CLEAN_CONFIGS = 10          # the clean configurations of _outside_configs (one test each)
 
 
 def _outside_configs():
@@ -75,13 +76,14 @@ def configs():
     from conformance.clients.corpus import load_corpus
 
     clean, race = _outside_configs()
+    assert len(clean) == CLEAN_CONFIGS
     corpus = {_identity(k) for k in load_corpus(("triton",))}
     inside = [k.name for k in clean + [race] if _identity(k) in corpus]
     assert not inside, f"configurations expected outside the corpus, but the corpus has {inside}"
     return clean, race
 
 
-@pytest.mark.parametrize("index", range(10))
+@pytest.mark.parametrize("index", range(CLEAN_CONFIGS))
 def test_outside_corpus_kernel_runs_exactly_on_the_default_device(configs, index):
     from ptxsim import HazardError, SimDevice
 
