@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from conformance.clients.corpus import TRIAGED_RACES
 from conformance.harness.case_status import CASE_MARKER
 
 pytestmark = pytest.mark.clients
@@ -47,17 +48,13 @@ def unexercised_families(client, spellings) -> list[str]:
             for f in missing]
 
 
-# Every corpus kernel (Triton and CuTe) orders tcgen05 work across threads by acquire/release
-# synchronization without the tcgen05 fences: the corpus runs under reading acquire-orders of spec
-# question Q-SYNC-FENCE (docs/spec-questions.md).  Kernels with a documented real race (docs/sim.md
-# "Hazard checker", triage of client reports) run with that rule waived, and a strict run must still report it.
-# The 2-CTA kernels (Gluon two_ctas) exit right after the pair's collective dealloc: reading collective of
-# Q-PAIR-DEALLOC (docs/sim.md "Hazard checker", the CTA pair).
-CORPUS_READINGS = {"Q-SYNC-FENCE": "acquire-orders", "Q-PAIR-DEALLOC": "collective"}
-TRIAGED_RACES = {"dot.tf32_tma_m128n64k32": "smem-overwrite"}
+# The simulator runs the corpus as an outside user would: SimDevice() with its defaults, which follow
+# the readings every known client follows (ptxsim.hazards.CLIENT_READINGS: Q-SYNC-FENCE acquire-orders,
+# Q-PAIR-DEALLOC collective; docs/sim.md "Hazard checker"), every rule on.  Kernels with a documented
+# real race (TRIAGED_RACES) run with that rule waived, and a run without the waiver must still report it.
 
 
-def _client_device(request, client=None, strict: bool = False):
+def _client_device(request, client=None, waive_triaged: bool = True):
     device = request.getfixturevalue("cts_device")
     kind = request.config.getoption("device")
     if device is None or getattr(device, "kind", "none") == "none":
@@ -66,10 +63,10 @@ def _client_device(request, client=None, strict: bool = False):
         from conformance.harness.device_sim import hazards_from_environment
         from ptxsim import SimDevice
 
-        waive = () if strict else tuple(
+        waive = () if not waive_triaged else tuple(
             rule for name, rule in TRIAGED_RACES.items() if client is not None and client.name == name)
         return SimDevice(device.sim.faults.faults, trace=True, hazards=hazards_from_environment(),
-                         waive_hazards=waive, readings=CORPUS_READINGS)
+                         waive_hazards=waive)
     cc = getattr(device, "compute_capability", None)
     if client is not None and cc is not None and tuple(cc) != (client.arch // 10, client.arch % 10):
         pytest.skip(f"NotSupported: needs {client.target}, found sm_{cc[0]}{cc[1]}")
@@ -87,7 +84,7 @@ def _still_races(request, client, compiled, case, run_case) -> None:
     from ptxsim import HazardError
 
     with pytest.raises(HazardError) as info:
-        run_case(_client_device(request, client, strict=True), client, compiled, case)
+        run_case(_client_device(request, client, waive_triaged=False), client, compiled, case)
     assert info.value.rule == TRIAGED_RACES[client.name], str(info.value)
 
 

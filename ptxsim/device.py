@@ -40,6 +40,7 @@ from ptxsim import scheduler
 from ptxsim.compiler import KernelProgram
 from ptxsim.errors import SimError, UnimplementedError
 from ptxsim.faults import Fault, FaultSet, ProbeSet
+from ptxsim.hazards import CLIENT_READINGS
 from ptxsim.machine import Geometry, Machine
 from ptxsim.memory import GlobalMemory
 from ptxsim.ptx_parser import Module, parse_ptx
@@ -80,7 +81,7 @@ class SimDevice:
     def __init__(self, faults: Iterable[Fault] = (), batch_clusters: int = 32, max_steps: int = 50_000_000,
                  livelock_spins: int = 20_000, trace: bool | Trace | None = None, hazards: bool = True,
                  readings: dict[str, str] | None = None, waive_hazards: Iterable[str] = (),
-                 sm_count: int = 148) -> None:
+                 strict: bool = False, sm_count: int = 148) -> None:
         self.faults = FaultSet(faults)
         #: a :class:`ptxsim.trace.Trace` every ``run`` records into, or None (no tracing, no cost)
         self.trace: Trace | None = Trace() if trace is True else (trace or None)
@@ -96,6 +97,16 @@ class SimDevice:
         self.waive_hazards = frozenset(waive_hazards)
         #: spec-question readings the device follows, ``{question id: reading}`` (docs/spec-questions.md)
         self.readings = check_readings(readings)
+        #: hold kernels to the letter of the spec: the hazard checker's spec questions at their picks
+        #: (Q-SYNC-FENCE ``fence-required``, Q-PAIR-DEALLOC ``exit-ordered``) instead of the readings
+        #: every known client follows (:data:`ptxsim.hazards.CLIENT_READINGS`); ``readings`` wins either way
+        self.strict = bool(strict)
+
+    @property
+    def readings_in_force(self) -> dict[str, str]:
+        """The readings a launch follows (every other question at its pick): ``readings``, and
+        unless ``strict`` the clients' readings of the questions it does not name."""
+        return dict(self.readings) if self.strict else {**CLIENT_READINGS, **self.readings}
 
     # -- modules ------------------------------------------------------------------------------
 
@@ -177,7 +188,7 @@ class SimDevice:
         hooks = faults if trace is None else trace.wrap(faults)
         start = time.perf_counter()
         total = geometry.total_clusters
-        with following(self.readings, exact=True):      # the device's readings, not the caller's
+        with following(self.readings_in_force, exact=True):      # the device's readings, not the caller's
             return self._run_batches(program, geometry, total, faults, packed, hooks, trace, shared_bytes, start)
 
     def _run_batches(self, program, geometry, total, faults, packed, hooks, trace, shared_bytes, start) -> float:

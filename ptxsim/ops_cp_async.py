@@ -182,6 +182,8 @@ def compile_cp_async(ins, q, k):
         else:
             nsrc = np.full(s.n, size, dtype=np.int64)
         flat = m.shared_index(s, da, size, what + " destination", cluster=False)
+        if m.hz is not None:                 # the copy may write its destination from its issue on
+            m.hz.cp_async_dest(s, flat.astype(np.int64), size, ins)
         if (sa % np.uint64(size)).any():
             bad = int(sa[np.flatnonzero(sa % np.uint64(size))[0]])
             raise MemoryFault(f"{what}: source address 0x{bad:x} is not aligned to cp-size {size} (§{SECTION})")

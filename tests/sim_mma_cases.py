@@ -94,7 +94,7 @@ class MmaKernel:
         self.preload = preload
 
     def run(self, *, smem, tmem, a_desc=0, b_desc=0, idesc_value=0, enable=True, dol=(), zcm=0,
-            d=0, a=0, meta=0, sfa=0, sfb=0, faults=(), hazards=True, readings=None):
+            d=0, a=0, meta=0, sfa=0, sfb=0, faults=(), hazards=True, readings=None, strict=False):
         """``smem``: bytes per CTA (list), ``tmem``: uint32[ctas, 128, preload] preloaded cells;
         address operands as (lane << 16 | column) offsets. Returns uint32[ctas, 128, words]."""
         ctas = self.cta_group
@@ -114,7 +114,7 @@ class MmaKernel:
         words[16:18] = [zcm & 0xFFFFFFFF, zcm >> 32]
         words[18:23] = [d, a, meta, sfa, sfb]
         data[PARAMS:PARAMS + words.nbytes] = words.view(np.uint8)
-        dev = SimDevice(faults=faults, hazards=hazards, readings=readings)
+        dev = SimDevice(faults=faults, hazards=hazards, readings=readings, strict=strict)
         module = dev.load(self.ptx)
         src = dev.memory.alloc(data.size)
         dev.memory.write(src, data.tobytes())

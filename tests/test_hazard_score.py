@@ -39,6 +39,38 @@ def test_sites_of_the_sample_kernels_in_program_order():
         "mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r6], 0;", "@!%p1 bra $L_w;"]
 
 
+# Triton's and Gluon's inline-asm wait loops: every block reuses the label name in its own scope
+_SCOPED_WAITS = """\
+    bar.sync 0;
+{
+    .reg .pred complete;
+    waitLoop:
+    mbarrier.try_wait.parity.shared::cta.b64 complete, [%r5], %r6;
+    @!complete bra.uni waitLoop;
+}
+    add.s32 %r7, %r7, 1;
+{
+    .reg .pred complete;
+    waitLoop:
+    mbarrier.try_wait.parity.shared::cta.b64 complete, [%r8], %r6;
+    @!complete bra.uni waitLoop;
+}
+    tcgen05.wait::ld.sync.aligned;"""
+
+
+def test_wait_loops_with_scoped_labels_are_sites():
+    """Each inline-asm block's branch goes to its own ``waitLoop``, the nearest definition."""
+    sites = S.sync_sites(_SCOPED_WAITS)
+    assert [s.kind for s in sites] == [S.BAR, S.LOOP, S.LOOP, S.WAIT_LD]
+    lines = _SCOPED_WAITS.split("\n")
+    assert [[lines[i].strip()[:32] for i in s.lines] for s in sites[1:3]] == [
+        ["mbarrier.try_wait.parity.shared:", "@!complete bra.uni waitLoop;"]] * 2
+    assert "[%r8]" in lines[sites[2].lines[0]] and "[%r5]" in lines[sites[1].lines[0]]
+    out = S.delete_site(_SCOPED_WAITS, "mbarrier.try_wait loop.1")
+    assert "[%r5]" in [ln for ln in out.split("\n") if "try_wait" in ln and "deleted" not in ln][0]
+    assert len(S.sync_sites(out)) == 3
+
+
 def test_delete_site_keeps_labels_and_line_numbers():
     out = S.delete_site(COMMIT_WAIT, "mbarrier.try_wait loop.0")
     assert len(out.split("\n")) == len(COMMIT_WAIT.split("\n"))

@@ -9,6 +9,9 @@ broken kernel and checks the rule, both PTX lines and the section in the HazardE
 - tcgen05.st over cells of an earlier tcgen05.st (WAW) or tcgen05.ld (WAR) of the same thread with no
   tcgen05.wait::st / wait::ld between (§9.7.16.6.1/§9.7.16.6.2: st -> st and ld -> st are no
   pipelined pairs, so the two may complete in either order).
+- a non-bulk cp.async into shared memory an MMA/cp read, issued before the issuing thread observed
+  that operation's completion (found on Triton's cp.async pipelines, issue 24: their wait for the
+  previous MMA deleted): the copy may write from its issue on, not only when it lands.
 (The mbarrier-init gap is closed: tests/test_sim_hazard_mbarrier_init.py.)
 """
 
@@ -44,7 +47,7 @@ def cp_after_other_warp(access: str) -> str:
 
 @pytest.mark.parametrize("access", ["ld", "st"])
 def test_cp_after_other_warp_with_the_pattern_is_clean(access):
-    run_kernel(SimDevice(), cp_after_other_warp(access), "proxy", 128, block=(128, 1, 1))
+    run_kernel(SimDevice(strict=True), cp_after_other_warp(access), "proxy", 128, block=(128, 1, 1))
 
 
 _RULE = {"sync0": "tmem-race", "before0": "tcgen05-fence", "after0": "tcgen05-fence", "wait0": "wait-ld"}
@@ -53,7 +56,7 @@ _RULE = {"sync0": "tmem-race", "before0": "tcgen05-fence", "after0": "tcgen05-fe
 def expect_hazard(ptx, name, rule, first, second, threads, **kw):
     """Run ``ptx``; the HazardError names ``rule``, its section, both lines and the threads."""
     with pytest.raises(HazardError) as info:
-        run_kernel(SimDevice(), ptx, name, 128, **kw)
+        run_kernel(SimDevice(strict=True), ptx, name, 128, **kw)
     exc = info.value
     assert exc.rule == rule, str(exc)
     assert first in exc.first and second in exc.second, str(exc)
@@ -70,7 +73,7 @@ def test_cp_after_other_warp_without_a_step(access, tag):
 
 
 def test_st_over_pending_st_clean():
-    run_kernel(SimDevice(), LDST, "ldst", 32, block=(32, 1, 1))
+    run_kernel(SimDevice(strict=True), LDST, "ldst", 32, block=(32, 1, 1))
 
 
 def _second_st(col: int, wait: str = "st") -> str:
@@ -93,7 +96,7 @@ def test_st_over_pending_st():
 
 def test_st_beside_pending_st_is_clean():
     """Two tcgen05.st of one warp to different columns need no wait::st between them."""
-    out = run_kernel(SimDevice(), _second_st(1), "ldst", 32, block=(32, 1, 1))
+    out = run_kernel(SimDevice(strict=True), _second_st(1), "ldst", 32, block=(32, 1, 1))
     np.testing.assert_array_equal(out, np.arange(32))
 
 
@@ -104,7 +107,7 @@ def test_st_over_pending_ld():
 
 
 def test_st_beside_pending_ld_is_clean():
-    run_kernel(SimDevice(), _second_st(1, "ld"), "ldst", 32, block=(32, 1, 1))
+    run_kernel(SimDevice(strict=True), _second_st(1, "ld"), "ldst", 32, block=(32, 1, 1))
 
 
 def test_cp_over_another_threads_cp_not_ordered():
@@ -117,3 +120,23 @@ def test_cp_over_another_threads_cp_not_ordered():
     assert ptx != PROXY
     exc = expect_hazard(ptx, "proxy", "tmem-race", "tcgen05.cp", "tcgen05.cp", "CTA:tid", block=(128, 1, 1))
     assert "0:0" in exc.threads and "0:32" in exc.threads, str(exc)
+
+
+_COMMIT = "    tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [bar];   // @commit\n"
+_WAIT = "    @!%p3 bra WAIT;                                                      // @wait\n"
+_CP_ASYNC = "    cp.async.ca.shared.global [%r6], [%rd1], 4;\n"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_cp_async_issued_over_operands_before_the_completion_was_observed(strict):
+    """Thread 0 issues a cp.async into the buffer its tcgen05.cp reads right after the commit and waits
+    for the copy (cp.async.wait_all) only after the mbarrier: the simulator lands it then, but the copy
+    may write at once (smem-overwrite at the cp.async, both modes).  Issued after the wait it is clean."""
+    early = PROXY.replace(_COMMIT, _COMMIT + _CP_ASYNC).replace(_WAIT, _WAIT + "    cp.async.wait_all;\n")
+    with pytest.raises(HazardError) as info:
+        run_kernel(SimDevice(strict=strict), early, "proxy", 128, block=(128, 1, 1))
+    exc = info.value
+    assert exc.rule == "smem-overwrite" and exc.section == "9.7.16.6.5", str(exc)
+    assert "tcgen05.cp" in exc.first and "cp.async.ca" in exc.second, str(exc)
+    late = PROXY.replace(_WAIT, _WAIT + "    @%p2 bra LANDED;\n" + _CP_ASYNC + "LANDED:\n    cp.async.wait_all;\n")
+    run_kernel(SimDevice(strict=strict), late, "proxy", 128, block=(128, 1, 1))

@@ -1,6 +1,8 @@
 """The hazard checker (``ptxsim.hazards``, docs/sim.md "Hazard checker"): for each rule a correct
 hand-written kernel runs clean and its broken version (one synchronization step removed) raises
-``HazardError`` with that rule, naming both PTX lines."""
+``HazardError`` with that rule, naming both PTX lines.  The rules are tested at the letter of the
+spec (``SimDevice(strict=True)``, as the suite's execution tier runs); the default device's client
+readings are tested at the end."""
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ pytestmark = pytest.mark.reference
 def expect_hazard(ptx, name, rule, first, second, **kw):
     """Run and return the HazardError of ``rule`` whose two lines contain ``first``/``second``."""
     with pytest.raises(HazardError) as info:
-        run_kernel(SimDevice(), ptx, name, 256, **kw)
+        run_kernel(SimDevice(strict=True), ptx, name, 256, **kw)
     exc = info.value
     assert isinstance(exc, SimError)
     assert exc.rule == rule, str(exc)
@@ -25,7 +27,7 @@ def expect_hazard(ptx, name, rule, first, second, **kw):
 
 
 def test_ldst_clean():
-    out = run_kernel(SimDevice(), LDST, "ldst", 32, block=(32, 1, 1))
+    out = run_kernel(SimDevice(strict=True), LDST, "ldst", 32, block=(32, 1, 1))
     np.testing.assert_array_equal(out, np.arange(32))
 
 
@@ -54,7 +56,7 @@ def test_tcgen05_st_not_waited_before_tcgen05_ld():
 
 
 def test_cross_warp_pattern_clean():
-    out = run_kernel(SimDevice(), CROSS, "cross", 32, block=(160, 1, 1))
+    out = run_kernel(SimDevice(strict=True), CROSS, "cross", 32, block=(160, 1, 1))
     np.testing.assert_array_equal(out, np.arange(32))
 
 
@@ -66,13 +68,14 @@ def test_cross_warp_pattern_broken(tag, rule, second):
 
 
 def test_proxy_pattern_clean():
-    run_kernel(SimDevice(), PROXY, "proxy", 128, block=(128, 1, 1))
+    run_kernel(SimDevice(strict=True), PROXY, "proxy", 128, block=(128, 1, 1))
 
 
 @pytest.mark.parametrize("tag,rule,first,second", [
     ("proxy", "proxy-fence", "st.shared", "tcgen05.cp"),
     # without the bar.sync the other warps' load of the allocated address is the first unordered use
-    ("sync", "tmem-race", "tcgen05.alloc", "ld.shared"),
+    # (a data race on the alloc's weak store, §9.7.16.7.1)
+    ("sync", "alloc-address", "tcgen05.alloc", "ld.shared"),
     ("after", "tcgen05-fence", "tcgen05.cp", "tcgen05.ld"),
     ("wait", "async-read", "tcgen05.cp", "tcgen05.ld")])
 def test_proxy_pattern_broken(tag, rule, first, second):
@@ -80,7 +83,7 @@ def test_proxy_pattern_broken(tag, rule, first, second):
 
 
 def test_waived_rule_is_not_reported():
-    dev = SimDevice(waive_hazards=("tcgen05-fence",))
+    dev = SimDevice(strict=True, waive_hazards=("tcgen05-fence",))
     out = run_kernel(dev, without(CROSS, "after"), "cross", 32, block=(160, 1, 1))
     np.testing.assert_array_equal(out, np.arange(32))
 
@@ -91,7 +94,7 @@ def test_shared_operand_overwritten_before_the_commit_was_observed():
     expect_hazard(early, "proxy", "smem-overwrite", "tcgen05.cp", "st.shared", block=(128, 1, 1))
     wait = "    @!%p3 bra WAIT;                                                      // @wait\n"
     late = PROXY.replace(wait, wait + "    st.shared.u32 [%r6], %r1;\n")
-    run_kernel(SimDevice(), late, "proxy", 128, block=(128, 1, 1))
+    run_kernel(SimDevice(strict=True), late, "proxy", 128, block=(128, 1, 1))
 
 
 def test_thread_exits_with_a_tcgen05_ld_not_waited_for():
@@ -114,21 +117,21 @@ def test_commit_acquire_wait_ld_without_fence_follows_the_reading():
     """commit -> try_wait (default .acquire) -> tcgen05.ld with no fence::after_thread_sync (§9.7.16.6.4.2)."""
     broken = without(PROXY, "after")
     expect_hazard(broken, "proxy", "tcgen05-fence", "tcgen05.cp", "tcgen05.ld", block=(128, 1, 1))
-    run_kernel(SimDevice(readings=ACQUIRE), broken, "proxy", 128, block=(128, 1, 1))
+    run_kernel(SimDevice(strict=True, readings=ACQUIRE), broken, "proxy", 128, block=(128, 1, 1))
 
 
 def test_relaxed_wait_needs_the_fence_under_both_readings():
     broken = without(PROXY, "after").replace(*RELAXED_WAIT)
     for readings in ({}, ACQUIRE):
         with pytest.raises(HazardError) as info:
-            run_kernel(SimDevice(readings=readings), broken, "proxy", 128, block=(128, 1, 1))
+            run_kernel(SimDevice(strict=True, readings=readings), broken, "proxy", 128, block=(128, 1, 1))
         assert info.value.rule == "tcgen05-fence", str(info.value)
-    run_kernel(SimDevice(readings=ACQUIRE), PROXY.replace(*RELAXED_WAIT), "proxy", 128, block=(128, 1, 1))
+    run_kernel(SimDevice(strict=True, readings=ACQUIRE), PROXY.replace(*RELAXED_WAIT), "proxy", 128, block=(128, 1, 1))
 
 
 @pytest.mark.parametrize("tag", ["before", "after"])
 def test_bar_sync_orders_tcgen05_under_acquire_orders(tag):
-    out = run_kernel(SimDevice(readings=ACQUIRE), without(CROSS, tag), "cross", 32, block=(160, 1, 1))
+    out = run_kernel(SimDevice(strict=True, readings=ACQUIRE), without(CROSS, tag), "cross", 32, block=(160, 1, 1))
     np.testing.assert_array_equal(out, np.arange(32))
     expect_hazard(without(CROSS, "sync"), "cross", "tmem-race", "tcgen05.st", "tcgen05.ld", block=(160, 1, 1))
 
@@ -146,7 +149,7 @@ CROSS_W4 = CROSS.replace("    @%p1 bra STORED;", "    @%p2 bra STORED;")
 
 
 def test_other_warp_uses_allocated_columns_after_the_pattern():
-    out = run_kernel(SimDevice(), CROSS_W4, "cross", 32, block=(160, 1, 1))
+    out = run_kernel(SimDevice(strict=True), CROSS_W4, "cross", 32, block=(160, 1, 1))
     np.testing.assert_array_equal(out, np.arange(128, 160))
 
 
@@ -154,15 +157,16 @@ def test_other_warp_uses_allocated_columns_after_the_pattern():
 def test_other_warp_uses_allocated_columns_without_the_fence_pattern(edit):
     ptx = CROSS_W4.replace(*edit)
     assert ptx != CROSS_W4
-    expect_hazard(ptx, "cross", "tcgen05-fence", "tcgen05.alloc", "ld.shared", block=(160, 1, 1))
-    run_kernel(SimDevice(readings=ACQUIRE), ptx, "cross", 32, block=(160, 1, 1))
+    # warp 4's load of the address needs no tcgen05 fence (§9.7.16.6.1); its tcgen05.st on the columns does
+    expect_hazard(ptx, "cross", "tcgen05-fence", "tcgen05.alloc", "tcgen05.st", block=(160, 1, 1))
+    run_kernel(SimDevice(strict=True, readings=ACQUIRE), ptx, "cross", 32, block=(160, 1, 1))
 
 
 def test_dealloc_not_ordered_after_another_warps_ld():
     ptx = CROSS.replace(*DEALLOC_BEFORE)
     assert ptx != CROSS
     expect_hazard(ptx, "cross", "tcgen05-fence", "tcgen05.ld", "tcgen05.dealloc", block=(160, 1, 1))
-    run_kernel(SimDevice(readings=ACQUIRE), ptx, "cross", 32, block=(160, 1, 1))
+    run_kernel(SimDevice(strict=True, readings=ACQUIRE), ptx, "cross", 32, block=(160, 1, 1))
 
 
 # -- CTA pair: the peer CTA's tcgen05.ld of cells a cta_group::2 operation wrote (§9.7.16.6.2.1.1) ----
@@ -195,7 +199,7 @@ def test_shift_reads_rows_other_warps_stored():
     """tcgen05.shift reads the rows it moves: another warp's tcgen05.st needs the pattern (§9.7.16.6.4.4)."""
     from tests.sim_ptx_hazards import SHIFT
 
-    run_kernel(SimDevice(), SHIFT, "shift", 1, block=(160, 1, 1))
+    run_kernel(SimDevice(strict=True), SHIFT, "shift", 1, block=(160, 1, 1))
     for tag, rule in (("before", "tcgen05-fence"), ("after", "tcgen05-fence"), ("sync", "tmem-race")):
         expect_hazard(without(SHIFT, tag), "shift", rule, "tcgen05.st", "tcgen05.shift", block=(160, 1, 1))
 
@@ -240,7 +244,7 @@ def run_sf(*edits):
     tmem[0, :, 100:120] = 0x7F7F7F7F                              # ue8m0 127 (2^0) in every byte, every lane
     return kern.run(smem=[np.zeros(0x8000, dtype=np.uint8)], tmem=tmem, a_desc=smem_desc(0, 2048, 128),
                     b_desc=smem_desc(0x4000, 512, 128), sfa=100, sfb=110, enable=False,
-                    idesc_value=idesc_scaled(m=128, n=32, a_type="e4m3", b_type="e4m3"))[0]
+                    idesc_value=idesc_scaled(m=128, n=32, a_type="e4m3", b_type="e4m3"), strict=True)[0]
 
 
 def expect_sf_hazard(edits, rule, first, second):
@@ -313,7 +317,7 @@ def test_cta_exits_with_a_bulk_copy_into_its_shared_memory_in_flight():
     wait = ("    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r2], 0;\n    @%p2 bra DONE;\n"
             "    add.u32 %r8, %r8, 1;\n    setp.lt.u32 %p3, %r8, 1000;\n    @%p3 bra WAIT;\n")
     assert wait in BULK
-    dev = SimDevice()
+    dev = SimDevice(strict=True)
     src, out = dev.memory.alloc(64), dev.memory.alloc(64 * 16)
     dev.memory.write(src, np.arange(64, dtype=np.uint8).tobytes())
     dev.run(dev.load(BULK), "bulk", [src, out, np.uint32(64)], (1, 1, 1), (64, 1, 1))      # intact: clean
@@ -346,7 +350,7 @@ def test_thread_exits_with_a_bulk_store_not_waited_for(removed):
 # -- CTA pair: the peer CTA launched and active around .cta_group::2 operations (§9.7.16.5, §9.7.16.7.1) --
 
 def test_cta_pair_clean():
-    out = run_kernel(SimDevice(), PAIR, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+    out = run_kernel(SimDevice(strict=True), PAIR, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
     np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
 
 
@@ -356,7 +360,7 @@ def test_cta_pair_clean():
     ("active", "peer-active", ("", ""))])                          # dealloc then exit, or exit then dealloc
 def test_cta_pair_without_its_cluster_barrier(tag, rule, lines):
     with pytest.raises(HazardError) as info:
-        run_kernel(SimDevice(), without(PAIR, tag), "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+        run_kernel(SimDevice(strict=True), without(PAIR, tag), "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
     exc = info.value
     assert exc.rule == rule and lines[0] in exc.first and lines[1] in exc.second, str(exc)
     assert exc.section in ("9.7.16.5", "9.7.16.7.1") and "CTA" in exc.threads, str(exc)
@@ -369,7 +373,7 @@ def test_cta_pair_relaxed_cluster_barrier_shows_the_peer_launched():
     ptx = PAIR.replace("barrier.cluster.arrive.release.aligned;                              // @launched",
                        "barrier.cluster.arrive.relaxed.aligned;")
     assert ptx != PAIR
-    out = run_kernel(SimDevice(), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+    out = run_kernel(SimDevice(strict=True), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
     np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
 
 
@@ -377,11 +381,11 @@ def test_cta_pair_exit_after_the_collective_dealloc_under_reading_collective():
     """Spec question Q-PAIR-DEALLOC: under `collective` a CTA that performed its part of the pair's
     dealloc may exit without seeing the peer's (the clients' pattern); the pick `exit-ordered` reports it."""
     ptx = without(PAIR, "active")
-    out = run_kernel(SimDevice(readings={"Q-PAIR-DEALLOC": "collective"}), ptx, "pair", 64, grid=(2, 1, 1),
+    out = run_kernel(SimDevice(strict=True, readings={"Q-PAIR-DEALLOC": "collective"}), ptx, "pair", 64, grid=(2, 1, 1),
                      block=(32, 1, 1))
     np.testing.assert_array_equal(out, np.tile(np.arange(32), 2))
     with pytest.raises(HazardError, match="peer-active"):
-        run_kernel(SimDevice(), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
+        run_kernel(SimDevice(strict=True), ptx, "pair", 64, grid=(2, 1, 1), block=(32, 1, 1))
 
 
 def test_cta_pair_columns_touched_after_the_peers_dealloc():
@@ -413,7 +417,7 @@ def test_cp_over_the_same_threads_pending_cp():
 
 def test_cp_to_other_columns_of_the_same_thread_is_clean():
     other = "    add.u32 %r13, %r2, 8;\n    tcgen05.cp.cta_group::1.128x256b [%r13], %rd3;\n"
-    run_kernel(SimDevice(), PROXY.replace(_CP, _CP + other), "proxy", 128, block=(128, 1, 1))
+    run_kernel(SimDevice(strict=True), PROXY.replace(_CP, _CP + other), "proxy", 128, block=(128, 1, 1))
 
 
 def test_cp_after_the_same_threads_committed_cp_not_yet_observed():
@@ -457,8 +461,99 @@ _SECOND_CP = ("    @!%p2 tcgen05.cp.cta_group::1.128x256b [%r2], %rd3;\n"
 
 def test_cp_after_the_same_threads_observed_cp_needs_the_after_fence():
     """§9.7.16.6.4.2 example 2: commit -> mbarrier wait -> fence::after_thread_sync, then the next op."""
-    run_kernel(SimDevice(), PROXY.replace(_AFTER, _AFTER + _SECOND_CP + _AFTER), "proxy", 128, block=(128, 1, 1))
+    run_kernel(SimDevice(strict=True), PROXY.replace(_AFTER, _AFTER + _SECOND_CP + _AFTER), "proxy", 128, block=(128, 1, 1))
     no_fence = PROXY.replace(_AFTER, _SECOND_CP + _AFTER)
     exc = expect_hazard(no_fence, "proxy", "tcgen05-fence", "tcgen05.cp", "tcgen05.cp", block=(128, 1, 1))
     assert "after_thread_sync is missing" in str(exc)
-    run_kernel(SimDevice(waive_hazards=("tcgen05-fence",)), no_fence, "proxy", 128, block=(128, 1, 1))
+    run_kernel(SimDevice(strict=True, waive_hazards=("tcgen05-fence",)), no_fence, "proxy", 128, block=(128, 1, 1))
+
+
+# -- tcgen05.alloc's address store (§9.7.16.6.1, §9.7.16.7.1) ----------------------------------------
+
+def test_load_of_the_allocated_address_needs_no_tcgen05_fence():
+    """tcgen05.alloc is a synchronous instruction whose shared-memory access keeps same-address
+    ordering with non-tcgen05 instructions (§9.7.16.6.1), a weak store (§9.7.16.7.1): another warp
+    loads the address after bar.sync alone, and uses the columns only after the full pattern."""
+    ptx = CROSS.replace("ALLOCATED:\n    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n"
+                        "    tcgen05.fence::after_thread_sync;\n", "ALLOCATED:\n    bar.sync 0;\n")
+    assert ptx != CROSS
+    out = run_kernel(SimDevice(strict=True), ptx, "cross", 32, block=(160, 1, 1))
+    np.testing.assert_array_equal(out, np.arange(32))
+
+
+def test_load_of_the_allocated_address_without_synchronization():
+    """Warp 4 loads the address warp 0's alloc wrote with no synchronization after the alloc at all: a
+    data race on the alloc's weak store (rule alloc-address, under either mode)."""
+    ptx = CROSS.replace("ALLOCATED:\n    tcgen05.fence::before_thread_sync;\n    bar.sync 0;\n"
+                        "    tcgen05.fence::after_thread_sync;\n", "ALLOCATED:\n")
+    for dev in (SimDevice(), SimDevice(strict=True)):
+        with pytest.raises(HazardError) as info:
+            run_kernel(dev, ptx, "cross", 32, block=(160, 1, 1))
+        exc = info.value
+        assert exc.rule == "alloc-address" and exc.section == "9.7.16.7.1", str(exc)
+        assert "tcgen05.alloc" in exc.first and "ld.shared" in exc.second, str(exc)
+
+
+# -- the default device: the readings every known client follows (ptxsim.hazards.CLIENT_READINGS) ---
+
+def test_default_device_follows_the_clients_readings():
+    from ptxsim.hazards import CLIENT_READINGS
+
+    assert SimDevice().readings_in_force == CLIENT_READINGS
+    assert SimDevice(strict=True).readings_in_force == {}
+    named = {"Q-SYNC-FENCE": "fence-required"}
+    assert SimDevice(readings=named).readings_in_force == {**CLIENT_READINGS, **named}
+    assert SimDevice().strict is False and SimDevice(strict=True).strict is True
+
+
+@pytest.mark.parametrize("kernel,name,tag,rule,kw", [
+    # Triton/Gluon/CuTe: commit -> mbarrier.try_wait (.acquire) -> tcgen05.ld, no after-fence
+    (PROXY, "proxy", "after", "tcgen05-fence", {"block": (128, 1, 1)}),
+    # tcgen05.st -> wait::st -> bar.sync -> another warp's tcgen05.ld, no tcgen05 fences
+    (CROSS, "cross", "before", "tcgen05-fence", {"block": (160, 1, 1)}),
+    (CROSS, "cross", "after", "tcgen05-fence", {"block": (160, 1, 1)}),
+    # Gluon two_ctas / CUTLASS SM100: exit right after the pair's collective dealloc
+    (PAIR, "pair", "active", "peer-active", {"grid": (2, 1, 1), "block": (32, 1, 1)}),
+])
+def test_client_patterns_run_on_the_default_device_and_strict_reports_them(kernel, name, tag, rule, kw):
+    ptx = without(kernel, tag)
+    run_kernel(SimDevice(), ptx, name, 64 if name == "pair" else 128, **kw)
+    with pytest.raises(HazardError) as info:
+        run_kernel(SimDevice(strict=True), ptx, name, 64 if name == "pair" else 128, **kw)
+    assert info.value.rule == rule, str(info.value)
+    with pytest.raises(HazardError):            # a reading named explicitly wins over the default
+        run_kernel(SimDevice(readings={"Q-SYNC-FENCE": "fence-required", "Q-PAIR-DEALLOC": "exit-ordered"}),
+                   ptx, name, 64 if name == "pair" else 128, **kw)
+
+
+@pytest.mark.parametrize("kernel,name,tag,rule,block", [
+    (CROSS, "cross", "sync", "tmem-race", 160),           # no synchronization between st and ld at all
+    (PROXY, "proxy", "wait", "async-read", 128),          # the commit's mbarrier never waited for
+    (PROXY, "proxy", "proxy", "proxy-fence", 128),        # no fence.proxy.async after the operand stores
+    (LDST, "ldst", "wait_st", "wait-st", 32),
+])
+def test_default_device_still_reports_real_races(kernel, name, tag, rule, block):
+    with pytest.raises(HazardError) as info:
+        run_kernel(SimDevice(), without(kernel, tag), name, 128, block=(block, 1, 1))
+    assert info.value.rule == rule, str(info.value)
+
+
+def test_relaxed_wait_needs_the_fence_on_the_default_device():
+    """A .relaxed wait acquires nothing: the clients' reading does not stand in for the after-fence."""
+    broken = without(PROXY, "after").replace(*RELAXED_WAIT)
+    with pytest.raises(HazardError) as info:
+        run_kernel(SimDevice(), broken, "proxy", 128, block=(128, 1, 1))
+    assert info.value.rule == "tcgen05-fence", str(info.value)
+
+
+def test_the_suites_execution_tier_is_strict(monkeypatch):
+    """The harness's simulated device (--device sim: execution tier, hazard score, fault catalogue)
+    holds the suite's own kernels to the picks; a reading named with --sim-reading still wins."""
+    from conformance.harness.device_sim import ENV_READINGS, SimBackend, open_sim_device
+
+    assert SimBackend().sim.strict is True and SimBackend().readings_in_force == {}
+    assert SimBackend(strict=False).sim.strict is False
+    monkeypatch.delenv(ENV_READINGS, raising=False)
+    assert open_sim_device(())[0].sim.strict is True
+    monkeypatch.setenv(ENV_READINGS, "Q-SYNC-FENCE=acquire-orders")
+    assert open_sim_device(())[0].readings_in_force == {"Q-SYNC-FENCE": "acquire-orders"}

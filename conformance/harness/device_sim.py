@@ -44,6 +44,9 @@ class SimBackend:
     wants = "ptx"              # load() takes PTX text, not a cubin
 
     def __init__(self, faults: Iterable[Fault] = (), **options) -> None:
+        # the suite's own kernels are held to the letter of the spec: the hazard checker's spec
+        # questions at their picks, not the readings the real clients follow (docs/sim.md)
+        options.setdefault("strict", True)
         self.sim = SimDevice(faults, **options)
 
     @property

@@ -98,10 +98,6 @@ def st_kernel(instruction: str, nregs: int) -> KernelSpec:
     return _kernel("st", instruction, steps, features=("tcgen05.st",))
 
 
-def thread_sync_lines() -> list[str]:
-    return ["tcgen05.fence::before_thread_sync;", "bar.sync 0;", "tcgen05.fence::after_thread_sync;"]
-
-
 def wait_kernel(which: str) -> KernelSpec:
     """§9.7.16.6.4.2 example 1 around the wait under test: st -> wait::st -> ld -> wait::ld."""
     instruction = f"tcgen05.wait::{which}.sync.aligned;"
@@ -131,8 +127,10 @@ def alloc_kernel(op: str, cta_group: int, ncols: int, shared_cta: bool) -> Kerne
     """Warp 0 of each CTA allocates ``ncols``, relinquishes, writes the TMEM address to out[0]
     (thread 0), deallocates. ``op`` names which of the three is the instruction under test.
 
-    The fence pattern after the allocation orders it before every thread's load of the address
-    (§9.7.16.6.4.4); none is needed before the deallocation: no tcgen05 operation touches the
+    ``bar.sync`` after the allocation orders it before every thread's load of the address; no
+    tcgen05 fence is needed for that (§9.7.16.6.1: the allocation instructions' shared-memory
+    accesses keep same-address ordering with non-tcgen05 instructions; §9.7.16.7.1: the alloc's
+    store is a weak store), and none before the deallocation: no tcgen05 operation touches the
     columns, and warp 0 itself deallocates. The prologue already synchronizes a pair's CTAs before
     the allocation."""
     sp = alloc_spellings(cta_group, ncols, shared_cta)
@@ -145,7 +143,7 @@ def alloc_kernel(op: str, cta_group: int, ncols: int, shared_cta: bool) -> Kerne
         sp["alloc"],
         sp["relinquish_alloc_permit"],
         "$L_alloc_skip:",
-        *thread_sync_lines(),
+        "bar.sync 0;",
         "ld.shared.b32 %tbase, [%slot32];",
         "setp.eq.u32 %p3, %tix, 0;",
         "@%p3 st.global.u32 [%out], %tbase;",
@@ -190,7 +188,11 @@ def async_kernel(family: str, instruction: str, cta_group: int, op: str, feature
     issued = issued or instruction
     setup = _THREAD_TADDR + (_SDESC_SETUP if "%sdesc" in issued else ()) + tuple(extra_setup)
     regs = Raw((), regs=(("ta", ".b32"), ("sdesc", ".b64"), ("sbase", ".b32")) + tuple(extra_regs))
-    steps = [regs, StageSmem(), Alloc(512)] + ([Preload()] if preload else [])
+    # the allocation's after-fence orders it before other threads' tcgen05 operations on the columns:
+    # the preload's tcgen05.st by every warp, and in a CTA pair the issue over the peer CTA's columns
+    # (which the peer's warp 0 allocated); otherwise the issuing thread is in the allocating warp and
+    # the read-back follows WaitMbarrier's own after-fence
+    steps = [regs, StageSmem(), Alloc(512, after_fence=preload or cta_group == 2)] + ([Preload()] if preload else [])
     steps += [Issue(setup, issued, op=op, commit=commit), WaitMbarrier(issuer_only), Readback(), Dealloc(512)]
     return _kernel(family, instruction, steps, cta_group=cta_group, features=features, smem=True)
 

@@ -134,9 +134,15 @@ class StageSmem:
 
 @dataclass(frozen=True)
 class Alloc:
-    """Warp 0 (of each CTA) allocates ``ncols`` TMEM columns and relinquishes the permit."""
+    """Warp 0 (of each CTA) allocates ``ncols`` TMEM columns and relinquishes the permit; the thread
+    sync after it lets every thread load the address.  The load itself needs no tcgen05 fence
+    (§9.7.16.6.1: the allocation instructions' shared-memory accesses keep same-address ordering with
+    non-tcgen05 instructions; §9.7.16.7.1: the alloc's store is a weak store), so ``after_fence``
+    (tcgen05.fence::after_thread_sync at its end) is wanted only when another thread's tcgen05
+    operation on the columns follows before that thread's next after-fence."""
 
     ncols: int = 512
+    after_fence: bool = True
 
     def render(self, ctx: Ctx) -> list[str]:
         cg = ctx.cg
@@ -148,7 +154,7 @@ class Alloc:
             f"tcgen05.alloc.cta_group::{cg}.sync.aligned.shared::cta.b32 [%r5], {self.ncols};",
             f"tcgen05.relinquish_alloc_permit.cta_group::{cg}.sync.aligned;",
             f"{skip}:",
-        ] + thread_sync(ctx) + ["ld.shared.b32 %tbase, [%r5];", _stage(3)]
+        ] + thread_sync(ctx)[:None if self.after_fence else -1] + ["ld.shared.b32 %tbase, [%r5];", _stage(3)]
 
     def tmem_ops(self, ctx: Ctx) -> tuple:
         return (TmemOp("alloc", ctx.cg, self.ncols, "warp 0"), TmemOp("relinquish_alloc_permit", ctx.cg, None, "warp 0"))

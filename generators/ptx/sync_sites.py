@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_PRED = re.compile(r"^@!?%\w+\s+")
+_PRED = re.compile(r"^@!?%?\w+\s+")          # a guard: @%p1, @!%p1, and inline asm's @!complete
 _LABEL = re.compile(r"^(\$?[\w$]+):\s*$")
 _STEP = re.compile(r"^//\s*-+\s*(\w[\w .-]*?)\s*-+\s*$")
 _BRANCH = re.compile(r"^bra(\.uni)?\s+([\w$]+)\s*;")
@@ -94,21 +94,32 @@ def _kind(op: str) -> str | None:
     return None
 
 
-def _loop_lines(lines: list[str], t: int, labels: dict[str, int]) -> tuple[int, ...] | None:
+def _label_at(labels: dict[str, list[int]], name: str | None, *, upto: int | None = None,
+              after: int | None = None) -> int | None:
+    """The line of label ``name`` nearest at or before ``upto`` (or first after ``after``): inline-asm
+    blocks reuse a label name in their own scopes (Triton's ``{ waitLoop: ... }``), so a branch goes
+    to the definition in its block, the nearest one."""
+    lines = labels.get(name or "", [])
+    if upto is not None:
+        lines = [i for i in lines if i <= upto]
+        return lines[-1] if lines else None
+    lines = [i for i in lines if i > after]
+    return lines[0] if lines else None
+
+
+def _loop_lines(lines: list[str], t: int, labels: dict[str, list[int]]) -> tuple[int, ...] | None:
     """The lines of the wait loop around the try_wait at ``t`` (module docstring), or None."""
-    back = exit_ = None
+    back = head = exit_ = None
     for j in range(t + 1, min(len(lines), t + 1 + LOOP_SPAN)):
-        target = branch_target(lines[j])
-        if target in labels and labels[target] <= t:
+        head = _label_at(labels, branch_target(lines[j]), upto=t)
+        if head is not None:
             back = j
             break
     if back is None:
         return None
-    head = labels[branch_target(lines[back])]
     for j in range(t + 1, back):
-        target = branch_target(lines[j])
-        if target in labels and labels[target] > back:
-            exit_ = labels[target]
+        exit_ = _label_at(labels, branch_target(lines[j]), after=back)
+        if exit_ is not None:
             break
     end = exit_ if exit_ is not None else back + 1
     return tuple(i for i in range(head, end) if label_of(lines[i]) is None and statement(lines[i]))
@@ -117,7 +128,10 @@ def _loop_lines(lines: list[str], t: int, labels: dict[str, int]) -> tuple[int, 
 def sync_sites(ptx: str) -> tuple[SyncSite, ...]:
     """Every synchronization site of ``ptx`` in program (text) order."""
     lines = ptx.split("\n")
-    labels = {name: i for i, ln in enumerate(lines) if (name := label_of(ln)) is not None}
+    labels: dict[str, list[int]] = {}
+    for i, ln in enumerate(lines):
+        if (name := label_of(ln)) is not None:
+            labels.setdefault(name, []).append(i)
     found: list[tuple[str, tuple[int, ...], str]] = []
     step, skip = "", set()
     for i, ln in enumerate(lines):
