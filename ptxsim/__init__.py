@@ -20,9 +20,9 @@ from ptxsim.errors import (
     Trap,
     UnimplementedError,
 )
-from ptxsim.faults import HOOKS, Fault, FaultSet, MbarrierEvent, load_faults
-from ptxsim.registry import Quals, Unsupported, opcode
-from ptxsim.tensormap import TensorMap, decode_tensormap, tensormap_tiled
+from ptxsim.faults.model import HOOKS, Fault, FaultSet, MbarrierEvent, load_faults
+from ptxsim.memory.tensormap import TensorMap, decode_tensormap, tensormap_tiled
+from ptxsim.ptx.registry import Quals, Unsupported, opcode
 from ptxsim.trace import Trace
 
 __all__ = [

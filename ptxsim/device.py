@@ -16,35 +16,35 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-import ptxsim.ops_alu  # noqa: F401  (registers handlers)
-import ptxsim.ops_bits  # noqa: F401
-import ptxsim.ops_bitscan  # noqa: F401
-import ptxsim.ops_bulk  # noqa: F401
-import ptxsim.ops_bulk_store  # noqa: F401
-import ptxsim.ops_cp_async  # noqa: F401
-import ptxsim.ops_ctrl  # noqa: F401
-import ptxsim.ops_cvt  # noqa: F401
-import ptxsim.ops_float  # noqa: F401
-import ptxsim.ops_matrix  # noqa: F401
-import ptxsim.ops_mbarrier  # noqa: F401
-import ptxsim.ops_media  # noqa: F401
-import ptxsim.ops_mem  # noqa: F401
-import ptxsim.ops_mma_sp  # noqa: F401
-import ptxsim.ops_tcgen05  # noqa: F401
-import ptxsim.ops_tcgen05_cp  # noqa: F401
-import ptxsim.ops_tcgen05_ldst  # noqa: F401
-import ptxsim.ops_tcgen05_mma  # noqa: F401
-import ptxsim.ops_tensor  # noqa: F401
-import ptxsim.ops_tensormap  # noqa: F401
-from ptxsim import scheduler
-from ptxsim.compiler import KernelProgram
+import ptxsim.isa.alu  # noqa: F401  (registers handlers)
+import ptxsim.isa.bits  # noqa: F401
+import ptxsim.isa.bitscan  # noqa: F401
+import ptxsim.isa.control  # noqa: F401
+import ptxsim.isa.cvt  # noqa: F401
+import ptxsim.isa.floats  # noqa: F401
+import ptxsim.isa.matrix  # noqa: F401
+import ptxsim.isa.media  # noqa: F401
+import ptxsim.isa.mma_sp  # noqa: F401
+import ptxsim.memory.access  # noqa: F401
+import ptxsim.memory.bulk  # noqa: F401
+import ptxsim.memory.bulk_store  # noqa: F401
+import ptxsim.memory.cp_async  # noqa: F401
+import ptxsim.memory.mbarrier  # noqa: F401
+import ptxsim.memory.tensor  # noqa: F401
+import ptxsim.memory.tensormap_ops  # noqa: F401
+import ptxsim.tcgen05.core  # noqa: F401
+import ptxsim.tcgen05.cp  # noqa: F401
+import ptxsim.tcgen05.ldst  # noqa: F401
+import ptxsim.tcgen05.mma  # noqa: F401
+from ptxsim.engine import scheduler
+from ptxsim.engine.machine import Geometry, Machine
 from ptxsim.errors import SimError, UnimplementedError
-from ptxsim.faults import Fault, FaultSet, ProbeSet
+from ptxsim.faults.model import Fault, FaultSet, ProbeSet
 from ptxsim.hazards import CLIENT_READINGS
-from ptxsim.machine import Geometry, Machine
-from ptxsim.memory import GlobalMemory
-from ptxsim.ptx_parser import Module, parse_ptx
-from ptxsim.ptx_types import TYPES
+from ptxsim.memory.global_memory import GlobalMemory
+from ptxsim.ptx.compiler import KernelProgram
+from ptxsim.ptx.parser import Module, parse_ptx
+from ptxsim.ptx.types import TYPES
 from ptxsim.trace import Trace
 from reference.spec_questions import check_readings, following
 

@@ -12,7 +12,7 @@ import pytest
 from conformance.clients import build, launch
 from conformance.clients.cuda import CudaClientDevice, param_blobs
 from conformance.clients.model import Case, ClientKernel, Desc, In, Out, Scalar
-from ptxsim.ptx_ast import ParamDecl
+from ptxsim.ptx.syntax import ParamDecl
 
 pytestmark = pytest.mark.reference
 

@@ -17,7 +17,7 @@ from conformance.harness.execute_compare import compare_case
 from conformance.harness.oracles import expected
 from generators.variants import cases
 from ptxsim.device import override_faults
-from ptxsim.fault_catalogue import FAULTS
+from ptxsim.faults.catalogue import FAULTS
 
 pytestmark = pytest.mark.reference
 pytest_plugins = ["pytester"]
@@ -117,7 +117,7 @@ def test_simulator_runs_and_a_fault_fails_with_a_complete_message(pytester, monk
     r = _run(pytester, "--device", "sim", "--family", "shift", "--family", "wait")
     r.assert_outcomes(passed=4)
     faults = tmp_path / "faults.py"
-    faults.write_text("from ptxsim.fault_catalogue import FAULTS\n"
+    faults.write_text("from ptxsim.faults.catalogue import FAULTS\n"
                       "FAULTS = [f for f in FAULTS if f.name == 'shift-ignored']\n")
     results = tmp_path / "results"
     r = _run(pytester, "--device", "sim", "--family", "shift", "--faults-from", str(faults), "--results", str(results))

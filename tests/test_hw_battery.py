@@ -24,7 +24,7 @@ import pytest
 
 from conformance.battery.diff import CASE_UNIT, CaseDiff, units
 from conformance.battery.run_sim import run_case
-from ptxsim.machine import SMEM_FILL
+from ptxsim.engine.machine import SMEM_FILL
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "hardware", "h100-battery")
 FOLDER = os.path.join(DATA, "seed1")

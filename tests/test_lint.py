@@ -34,70 +34,8 @@ def _ptxsim_modules() -> dict[str, Path]:
     return mods
 
 
-def _ptxsim_imports(name: str, path: Path, mods: dict[str, Path]) -> set[str]:
-    """The ``ptxsim`` modules ``name`` imports anywhere in its text (a function-level import too: a
-    lazy import hides a circle from the interpreter, not from the reader).  ``from pkg import sub``
-    depends on the submodule, not on the package's ``__init__``."""
-    import ast
-
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.update(f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods else node.module
-                       for a in node.names)
-    return {d for d in out if d in mods and d != name}
-
-
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan), each sorted."""
-    index, low, stack, on, found = {}, {}, [], set(), []
-
-    def visit(v):
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph[v]):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                found.append(sorted(comp))
-
-    for v in sorted(graph):
-        if v not in index:
-            visit(v)
-    return found
-
-
-def test_circles_found():
-    """The circle finder itself: a -> b -> c -> a is one circle, d alone none."""
-    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert _circles({"a": {"b"}, "b": set()}) == []
-
-
-def test_ptxsim_has_no_import_circles():
-    """No ptxsim module reaches itself through its imports (docs/sim.md: the package's layout)."""
-    mods = _ptxsim_modules()
-    assert "ptxsim.hazards.checker" in mods, sorted(mods)
-    graph = {name: _ptxsim_imports(name, path, mods) for name, path in mods.items()}
-    circles = _circles(graph)
-    assert not circles, "import circles among ptxsim modules: " + "; ".join(" <-> ".join(c) for c in circles)
-
-
 def test_each_ptxsim_module_imports_first():
-    """Each ptxsim module imports on its own in a fresh set of ptxsim modules (an import-order
+    """(Import circles anywhere in the project: tests/test_import_graph.py.)  Each ptxsim module imports on its own in a fresh set of ptxsim modules (an import-order
     circle shows as an ImportError of a partially initialized module)."""
     names = sorted(_ptxsim_modules())
     code = ("import importlib, sys\nbad = []\nfor name in %r:\n"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ptxsim import SimDevice, SimError
-from ptxsim.fault_catalogue import FAULTS
+from ptxsim.faults.catalogue import FAULTS
 from tests.sim_ptx import BULK
 
 pytestmark = pytest.mark.reference

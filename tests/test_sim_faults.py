@@ -6,7 +6,7 @@ import pytest
 
 from conformance.harness.device_sim import faults_from_environment
 from ptxsim import HOOKS, Fault, FaultSet, Livelock, SimDevice, load_faults
-from ptxsim.faults import MbarrierEvent
+from ptxsim.faults.model import MbarrierEvent
 from tests.sim_ptx import run_kernel
 from tests.sim_ptx_tcgen05 import TCGEN05_ALLOC
 

@@ -2,7 +2,7 @@
 modifiers", add/sub/mul/fma/div/sqrt/rcp), packed half precision (§9.7.4: add/sub/mul/fma/min/max/
 neg/abs on .f16x2/.bf16x2) and extended-precision integer carry (§9.7.1: add.cc, addc, sub.cc,
 subc, mad.lo.cc, madc).  Expected values: exact rationals (``fractions``) rounded here by
-comparing with the neighbours of a candidate, never through ``ptxsim.float_round``."""
+comparing with the neighbours of a candidate, never through ``ptxsim.isa.float_round``."""
 
 from fractions import Fraction
 

@@ -2,7 +2,7 @@
 
 Expected fragments are written here from the ISA's rules (and, for the 8-bit shapes the ISA only
 draws, CUTLASS's ``copy_traits_sm100.hpp`` layouts restated as row/column formulas), element by
-element in plain Python, never through ``ptxsim.ops_matrix``.
+element in plain Python, never through ``ptxsim.isa.matrix``.
 """
 
 import numpy as np

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ptxsim import mma_arith as M
+from ptxsim.isa import mma_arith as M
 from reference import formats as F
 from reference import numerics_hw as HW
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ptxsim import HOOKS, Fault, FaultSet
-from ptxsim.fault_catalogue import FAULTS
+from ptxsim.faults.catalogue import FAULTS
 
 pytestmark = pytest.mark.reference
 
@@ -106,7 +106,7 @@ def test_smem_units_hook_moves_units_of_the_reference_read():
 # -- the dry run (ProbeSet) that picks the cases a fault runs in ----------------------------------
 
 def test_probe_passes_values_through_and_records_effects_per_cluster():
-    from ptxsim.faults import ProbeSet
+    from ptxsim.faults.model import ProbeSet
 
     def in_place(v, ctx):            # alters its argument: must not reach the simulator's value
         v[0] = 99
@@ -130,7 +130,7 @@ def test_probe_passes_values_through_and_records_effects_per_cluster():
 
 
 def test_same_value_compares_arrays_dataclasses_and_events():
-    from ptxsim.faults import MbarrierEvent, same_value
+    from ptxsim.faults.model import MbarrierEvent, same_value
 
     assert same_value(np.arange(3, dtype=np.uint32), np.arange(3, dtype=np.int64))
     assert not same_value(np.arange(3), np.arange(4))
@@ -161,7 +161,7 @@ def test_dry_run_selection_agrees_with_running_every_case():
 
 
 def test_probe_flags_a_stateful_fault_as_impure():
-    from ptxsim.faults import ProbeSet
+    from ptxsim.faults.model import ProbeSet
 
     calls = []
 

@@ -3,7 +3,7 @@
 import pytest
 
 from ptxsim.errors import PtxSyntaxError
-from ptxsim.ptx_parser import Addr, Imm, Label, Name, Not, Pair, Vec, parse_int, parse_ptx
+from ptxsim.ptx.parser import Addr, Imm, Label, Name, Not, Pair, Vec, parse_int, parse_ptx
 
 pytestmark = pytest.mark.reference
 

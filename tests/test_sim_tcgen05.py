@@ -7,8 +7,8 @@ import pytest
 
 from ptxsim import Fault, SimDevice, SimError
 from ptxsim.errors import SpecViolation
-from ptxsim.ops_tcgen05 import TMEM_FILL, cta_group, single_thread, tensor_core
-from ptxsim.registry import HANDLERS, opcode
+from ptxsim.ptx.registry import HANDLERS, opcode
+from ptxsim.tcgen05.core import TMEM_FILL, cta_group, single_thread, tensor_core
 from tests.sim_ptx import HEAD100, run_kernel
 from tests.sim_ptx_tcgen05 import TCGEN05_ALLOC, TCGEN05_DIVERGED, TCGEN05_LEAK, TCGEN05_PAIR
 
@@ -84,7 +84,7 @@ def fake_async_op():
     def compile_testop(ins, q, k):
         group = cta_group(q, k)
         taddr, value = k.operands(ins, 2)
-        from ptxsim.ptx_types import TYPES
+        from ptxsim.ptx.types import TYPES
         rt, rv = k.reader(taddr, TYPES["u32"]), k.reader(value, TYPES["u32"])
 
         def run(m, s):

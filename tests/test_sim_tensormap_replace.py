@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from ptxsim import SimDevice, SimError, decode_tensormap, tensormap_tiled
-from ptxsim.tensormap import decode_raw, replace_field
+from ptxsim.memory.tensormap import decode_raw, replace_field
 from tests.test_sim_tensor import box_of, swizzle_image
 
 pytestmark = pytest.mark.reference

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import tests.sim_mma_cases as C
-from ptxsim import Fault, SimDevice, Trace, scheduler
+from ptxsim import Fault, SimDevice, Trace
 from ptxsim.device import faults_overridden, override_faults, override_trace
+from ptxsim.engine import scheduler
 from tests.sim_ptx import ALU, HEAD90, run_kernel
 
 MMA_F16 = "tcgen05.mma.cta_group::1.kind::f16 [%r32], %rd6, %rd7, %r22, %p7;"

@@ -24,7 +24,7 @@ from generators.inputs.types import CaseInputs
 from generators.params import Case
 from generators.ptx.kernel import render
 from generators.variants.warp_mma_sp import case_for, spellings
-from ptxsim.fault_catalogue import FAULTS
+from ptxsim.faults.catalogue import FAULTS
 from reference import formats as F
 from reference import sparsity as SP
 from reference import warp_mma_fragments as WF

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ptxsim.compiler import param_value_bytes
-from ptxsim.ptx_parser import parse_ptx
+from ptxsim.ptx.compiler import param_value_bytes
+from ptxsim.ptx.parser import parse_ptx
 
 _DTYPES = {"uint8": 0, "uint16": 1, "uint32": 2, "int32": 3, "uint64": 4, "int64": 5, "float16": 6, "float32": 7,
            "float64": 8, "bfloat16": 9, "float32_ftz": 10, "tfloat32": 11, "tfloat32_ftz": 12,
@@ -40,7 +40,7 @@ class _Config(ctypes.Structure):
 
 def param_blobs(ptx_params, values) -> list[bytes]:
     """One little-endian blob per kernel parameter, as ``cuLaunchKernelEx``'s ``kernelParams``
-    points at them (the simulator's own per-parameter packing, ``ptxsim.compiler.param_value_bytes``)."""
+    points at them (the simulator's own per-parameter packing, ``ptxsim.ptx.compiler.param_value_bytes``)."""
     if len(ptx_params) != len(values):
         raise ValueError(f"kernel expects {len(ptx_params)} parameters, but got {len(values)}")
     return [param_value_bytes(p, v) for p, v in zip(ptx_params, values, strict=True)]

@@ -61,7 +61,7 @@ def tensor_map(device, address: int, data_shape, meta: dict) -> bytes:
     dims = shape[::-1]
     byte_strides = [elem_size * strides[rank - 2 - i] for i in range(rank - 1)]
     encode = getattr(device, "tensormap_tiled", None)
-    if encode is None:                       # the simulator: its own encoding (ptxsim.tensormap)
+    if encode is None:                       # the simulator: its own encoding (ptxsim.memory.tensormap)
         from ptxsim import tensormap_tiled as encode
     return encode(
         dtype=TMA_DTYPES[_DEVICE_TO_HOST[int(meta["elem_type"])]], rank=rank, global_address=address,

@@ -3,7 +3,7 @@
 Runs the execution tier (pytest marker ``execute``, ``--device sim``) on the simulated device once
 without faults, then once per fault until the first case fails; prints ``caught NAME by CASE`` or
 ``survived NAME`` per fault and ``caught X/Y`` as the last line. Faults: the built-in catalogue
-(``ptxsim.fault_catalogue``), or with ``--faults-from`` the ``FAULTS`` of those files
+(``ptxsim.faults.catalogue``), or with ``--faults-from`` the ``FAULTS`` of those files
 (``--with-builtin`` adds the catalogue). The fault-free baseline is also a dry run of every fault,
 and a fault runs only in the cases where it changes a decoded value (``--exhaustive``: in all);
 a survivor says how many cases it changes values in. ``-j N`` splits the cases into N stride shards run by N
@@ -51,8 +51,8 @@ def register(subparsers) -> None:
 
 
 def select_faults(args):
-    from ptxsim.fault_catalogue import FAULTS
-    from ptxsim.faults import FaultSet, load_faults
+    from ptxsim.faults.catalogue import FAULTS
+    from ptxsim.faults.model import FaultSet, load_faults
 
     faults = [f for path in args.faults_from for f in load_faults(path)]
     if not args.faults_from or args.with_builtin:

@@ -231,7 +231,7 @@ def run_handler(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     from ptxsim import SimDevice, load_faults
-    from ptxsim.compiler import _size_of
+    from ptxsim.ptx.compiler import _size_of
 
     grid, block = _dims(args.grid, "--grid"), _dims(args.block, "--block")
     cluster = _dims(args.cluster, "--cluster") if args.cluster else None

@@ -19,7 +19,7 @@ from conformance.harness.device import CaseCrash, CaseTimeout, LaunchResult, pla
 from ptxsim import Fault, SimDevice, load_faults
 from ptxsim.device import SimModule
 from ptxsim.errors import Livelock, SimError, StepLimit
-from ptxsim.faults import ProbeSet
+from ptxsim.faults.model import ProbeSet
 
 ENV_FAULTS_FROM = "TCGEN05_CTS_SIM_FAULTS_FROM"
 ENV_FAULTS = "TCGEN05_CTS_SIM_FAULTS"

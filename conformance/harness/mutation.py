@@ -5,7 +5,7 @@ One pytest session (in-process) collects the execution tier as ``tcgen05-cts run
 
 1. every collected case runs once without faults; cases that do not pass (fail, skip) are left
    out of the score (a case that fails on a fault-free device detects nothing). This baseline is a
-   *dry run* of all faults (:class:`ptxsim.faults.ProbeSet`): every hook value passes
+   *dry run* of all faults (:class:`ptxsim.faults.model.ProbeSet`): every hook value passes
    unchanged, and each fault is tried on a copy to record the cases in which it would change a
    decoded effect (its *triggering* cases);
 2. for each fault, its triggering cases run under :func:`ptxsim.device.override_faults`
@@ -33,7 +33,7 @@ from _pytest.runner import runtestprotocol
 
 from conformance.harness.execute_batch import _exec_case, restrict_batches
 from ptxsim.device import override_faults
-from ptxsim.faults import Fault
+from ptxsim.faults.model import Fault
 
 
 @dataclass

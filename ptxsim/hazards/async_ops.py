@@ -256,7 +256,7 @@ class AsyncRules:
         e = self.effect
         if e is None:
             return
-        from ptxsim.memory import SHARED_BASE
+        from ptxsim.memory.global_memory import SHARED_BASE
         # the first granule of each 128-byte row read (whole rows: the swizzle moves units within
         # one); made unique and expanded to 8 granules once, at the completion (end_effect)
         rows = (np.asarray(linear, dtype=np.int64).ravel() - SHARED_BASE) >> 7

@@ -260,7 +260,7 @@ class SmemRules:
         eng = m.ext.get("cp.async.bulk")
         if eng is None or not eng.pending:
             return
-        from ptxsim.ops_mbarrier import decode
+        from ptxsim.memory.mbarrier import decode
         gone = set(ctas.tolist())
         view = m.smem.view(np.uint64)
         for c in eng.pending:

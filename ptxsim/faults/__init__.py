@@ -1,0 +1,1 @@
+"""Fault injection: the hooks and ``Fault`` model (``model``) and the built-in catalogue."""
