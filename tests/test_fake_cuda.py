@@ -289,27 +289,30 @@ def test_smoke_execution_tier_through_the_fake_driver(tmp_path, assembly_cache, 
 
 # --- injected driver faults land on the right cases only ----------------------------------------------
 
-MWS_KERNEL = "tc_mma_ws_01b2d9d349b5"
+def kernel_cases() -> tuple[str, dict[str, str]]:
+    """The smoke mma.ws kernel with the most cases (one launch, many cases) and each case's record
+    digest (the fake driver's fault key)."""
+    from collections import Counter
 
-
-def kernel_cases(kernel: str):
     from generators.inputs import SEMANTIC, case_record, synthesize
     from generators.variants import cases
 
-    picked = [c for c in cases("smoke", families=["mma.ws"]) if c.legal and c.kernel.name == kernel]
+    legal = [c for c in cases("smoke", families=["mma.ws"]) if c.legal]
+    kernel = Counter(c.kernel.name for c in legal).most_common(1)[0][0]
+    picked = [c for c in legal if c.kernel.name == kernel]
     digests = {c.case_id: hashlib.sha256(case_record(c, synthesize(c, SEMANTIC))[28:]).hexdigest()[:16] for c in picked}
     assert len(picked) >= 4 and len(set(digests.values())) == len(picked)
-    return digests
+    return kernel, digests
 
 
 @needs_ptxas
 @pytest.mark.slow
 @pytest.mark.parametrize("fault, status", [("trap", "Crash"), ("hang", "Timeout")])
 def test_a_faulting_kernel_fails_its_own_case_only(tmp_path, assembly_cache, fault, status):
-    digests = kernel_cases(MWS_KERNEL)
+    kernel, digests = kernel_cases()
     culprit = sorted(digests)[2]
     proc, outcomes = run_suite(tmp_path / "r", "10.0", "--family", "mma.ws", "conformance/test_execute_mma.py",
-                               faults=f"{fault}:{MWS_KERNEL}:{digests[culprit]}", cache=assembly_cache,
+                               faults=f"{fault}:{kernel}:{digests[culprit]}", cache=assembly_cache,
                                TCGEN05_CTS_HOST_TIMEOUT="1")
     assert ABORT_MESSAGE not in proc.stderr
     assert outcomes[culprit]["status"] == status, outcomes[culprit]
