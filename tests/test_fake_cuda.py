@@ -342,3 +342,19 @@ def test_a_launcher_that_ends_badly_is_reported():
                    "print('killed')", TCGEN05_FAKE_CUDA_CC="9.0")
     assert proc.returncode == 0 and "killed" in proc.stdout, proc.stderr
     assert "tcgen05-cts: the CUDA launcher process ended with status -6" in proc.stderr
+
+
+def test_an_in_memory_stand_in_driver_is_driven_in_the_worker():
+    """A driver a test puts in sys.modules (no file a launcher process could import) runs in-process."""
+    code = ("import sys, types, importlib.util\n"
+            f"spec = importlib.util.spec_from_file_location('pycuda.driver', {str(FAKE / 'pycuda' / 'driver.py')!r})\n"
+            f"sys.path.insert(0, {str(FAKE)!r})\n"
+            "import pycuda._cubin\n"
+            "drv = types.ModuleType('pycuda.driver'); sys.modules['pycuda.driver'] = drv\n"
+            "exec(open(spec.origin).read(), drv.__dict__)\n"
+            "from conformance.harness.devices import open_device\n"
+            "dev, why = open_device('cuda'); assert dev is not None, why\n"
+            "print(type(dev).__name__, dev.compute_capability)")
+    proc = _python(code, TCGEN05_FAKE_CUDA_CC="12.0", PYTHONPATH=str(ROOT))
+    assert proc.returncode == 0, proc.stderr
+    assert "PyCudaDevice (12, 0)" in proc.stdout and ABORT_MESSAGE not in proc.stderr

@@ -155,7 +155,7 @@ class PyCudaDevice:
         plan = plan_arena(case_records, buffers, ctas)
         try:
             arena = cuda.mem_alloc(plan.total)
-        except cuda.MemoryError as exc:
+        except tuple(e for e in (getattr(cuda, "MemoryError", None),) if e) as exc:
             raise CaseResourceError(ids, f"{kernel_name}: {exc} ({plan.total} bytes for {len(buffers)} case(s))") from exc
         try:
             plan = plan_arena(case_records, buffers, ctas, base=int(arena))
