@@ -78,20 +78,23 @@ def open_benchmark_device(kind: str):
 
 
 class _Stages:
-    """Seconds per stage: synthesis (wrapped), launch (the service's own clock), oracle, comparison."""
+    """Seconds per stage: synthesis, record packing and the assembly/module cache (wrapped), launch
+    (the service's own clock), oracle, comparison."""
 
     def __init__(self) -> None:
-        self.synthesis = self.oracle = self.comparison = 0.0
-        synthesize = EB.synthesize
+        self.synthesis = self.oracle = self.comparison = self.packing = self.modules = 0.0
+        EB.synthesize = self.timed(EB.synthesize, "synthesis")
+        EB.case_record = self.timed(EB.case_record, "packing")
 
-        def timed(*a, **k):
+    def timed(self, fn, stage: str):
+        def wrapper(*a, **k):
             t0 = time.perf_counter()
             try:
-                return synthesize(*a, **k)
+                return fn(*a, **k)
             finally:
-                self.synthesis += time.perf_counter() - t0
+                setattr(self, stage, getattr(self, stage) + time.perf_counter() - t0)
 
-        EB.synthesize = timed
+        return wrapper
 
 
 def main(argv=None) -> int:
@@ -122,6 +125,7 @@ def main(argv=None) -> int:
     batch = args.batch or EB.MAX_BATCH.get(device.kind, 64)
     stages = _Stages()
     svc = EB.ExecutionService(_Config(args.level, families, args.load), device)
+    svc.module = stages.timed(svc.module, "modules")
     print(f"device: {device.name} ({device.kind}, {device.driver_version})"
           + (f", load {svc.load_mode}" if device.kind == "cuda" else ""))
     groups: dict[tuple[str, str], list] = defaultdict(list)
@@ -163,10 +167,11 @@ def main(argv=None) -> int:
     print(f"{n} cases in {total:.1f} s ({svc.launches} launches), {unsupported} NotSupported on this device")
     if n:
         host = stages.synthesis + stages.oracle + stages.comparison
-        per = {"synthesis": stages.synthesis, "launch": svc.seconds, "oracle": stages.oracle,
-               "comparison": stages.comparison}
+        per = {"synthesis": stages.synthesis, "packing": stages.packing, "modules (assembly cache)": stages.modules,
+               "launch": svc.seconds, "oracle": stages.oracle, "comparison": stages.comparison}
         print("ms/case  " + "  ".join(f"{k} {1000 * v / n:.2f}" for k, v in per.items())
-              + f"  host (synthesis+oracle+comparison) {1000 * host / n:.2f}")
+              + f"  host (synthesis+oracle+comparison) {1000 * host / n:.2f}"
+              + f"  rest {1000 * (total - host - svc.seconds - stages.packing - stages.modules) / n:.2f}")
         print(f"launch alone: {n / svc.seconds if svc.seconds else 0:.1f} cases/s")
         print(f"end to end: {n / total if total else 0:.1f} cases/s")
     print(f"cases/s per CPU second {n / cpu if cpu else 0:.1f} (this process's CPU time: the figure that does "
