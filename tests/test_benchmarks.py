@@ -22,6 +22,7 @@ BENCHMARKS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py") if not p.
 TINY = {
     "assemble.py": (["--level", "smoke", "--family", "alloc", "--workers", "1", "--no-sass"], (0,)),
     "execute.py": (["--level", "smoke", "--limit", "12"], (0,)),
+    "host_digests.py": (["--level", "smoke", "--limit", "12"], (0,)),
     "mma_models.py": (["--repeats", "1"], (0, 1)),
     "sim_clients.py": (["--ctas", "1", "-k", "mbarrier"], (0,)),
     "sim_hazards.py": (["--level", "smoke", "--limit", "8", "--repeat", "1"], (0,)),
