@@ -7,11 +7,13 @@ at the end of the pytest session): PyCUDA aborts a process whose context stack i
 exit ("PyCUDA ERROR: The context stack was not empty upon module cleanup", every worker of the
 first H100 run, 2026-11-26).
 
-A CUDA error at or after the launch is treated as sticky: the launch's cases end as ``Crash``, the
-context is destroyed and made again (modules are reloaded lazily).  A kernel still running after the
-host timeout is a ``Timeout``: its context is destroyed too, which ends the kernel, and the run goes
-on.  When a context cannot be rebuilt, the worker asks to be restarted.  An out-of-memory error
-while setting up a launch is a ``CaseResourceError`` (the batch is retried in smaller launches).
+A CUDA error at or after the launch is treated as sticky: the launch's cases end as ``Crash``.  A
+kernel still running after the host timeout is a ``Timeout``.  With ``recover=False`` (the
+launcher process, :mod:`conformance.harness.cuda_launcher`, the default path of ``--device cuda``)
+the context is left as it is and the launcher process ends itself; otherwise (a worker that drives
+CUDA itself) the context is destroyed and made again, modules reloaded lazily, and the worker asks
+to be restarted when that fails.  An out-of-memory error while setting up a launch is a
+``CaseResourceError`` (the batch is retried in smaller launches).
 
 Only the public PyCUDA API is used (``pycuda.driver``), so a stand-in module of the same shape
 (tests/fake_cuda: a driver that enforces the real driver's rules and runs kernels on ptxsim) runs
@@ -182,20 +184,16 @@ class PyCudaDevice:
             cuda.memcpy_dtoh(image, arena)
             seconds = start.time_till(end) / 1000.0
             arena.free()
-        except cuda.Error as exc:
-            if not self.recover:
-                raise CaseCrash(ids, f"CUDA error in {kernel_name}: {exc}") from exc
-            _release(arena)
-            del arena, start, end
-            self._rebuild(f"{kernel_name}: {exc}")
-            raise CaseCrash(ids, f"CUDA error in {kernel_name}: {exc}; context rebuilt") from exc
-        except CaseTimeout:
-            if not self.recover:
+        except (cuda.Error, CaseTimeout) as exc:
+            crash = isinstance(exc, cuda.Error)
+            if self.recover:
+                _release(arena)
+                del arena, start, end
+                self._rebuild(f"{kernel_name}: {exc if crash else 'host timeout'}")
+            if not crash:
                 raise
-            _release(arena)
-            del arena, start, end
-            self._rebuild(f"{kernel_name}: host timeout")
-            raise
+            rebuilt = "; context rebuilt" if self.recover else ""
+            raise CaseCrash(ids, f"CUDA error in {kernel_name}: {exc}{rebuilt}") from exc
         return LaunchResult(plan.outputs(image), plan.status_words(image), seconds)
 
     def _wait(self, event: Any, ids: list[str], kernel_name: str) -> None:

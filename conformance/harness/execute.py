@@ -32,7 +32,7 @@ from conformance.harness.assembly import selected_cases
 from conformance.harness.case_status import cts_case
 from conformance.harness.compare import ComparisonFailure, save_artifacts
 from conformance.harness.device import CaseCrash, CaseTimeout, check_status
-from conformance.harness.execute_batch import ExecCase, ExecutionService, service  # noqa: F401  (service: re-exported)
+from conformance.harness.execute_batch import ExecCase, ExecutionService, service
 from conformance.harness.execute_compare import compare_case
 from conformance.harness.gating import require_target
 from conformance.harness.oracles import OracleError, expected

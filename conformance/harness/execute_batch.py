@@ -191,10 +191,17 @@ class ExecutionService:
         arch = self.arch_for(target)
         if arch is None:
             return f"driver JIT of {target} PTX"
-        from conformance.harness.assembly import toolchains
+        tool = self.ptxas()
+        return f"{tool.label.replace('-', ' ', 1)} -arch={arch}" if tool else f"-arch={arch}"
 
-        tools = toolchains(self.config)
-        return f"{tools[0].label.replace('-', ' ', 1)} -arch={arch}" if tools else f"-arch={arch}"
+    def ptxas(self):
+        """The toolchain that assembles this service's kernels (found once), or None."""
+        if not hasattr(self, "_ptxas"):
+            from conformance.harness.assembly import toolchains
+
+            tools = toolchains(self.config)
+            self._ptxas = tools[0] if tools else None
+        return self._ptxas
 
     # -- results --------------------------------------------------------------------------------
     def run_for(self, item, xcase: ExecCase, target: str) -> CaseRun:
@@ -235,14 +242,14 @@ class ExecutionService:
         return self.sources[key]
 
     def _assemble(self, case: Case, target: str, arch: str) -> bytes:
-        from conformance.harness.assembly import service, toolchains
+        from conformance.harness.assembly import service
 
-        tools = toolchains(self.config)
-        if not tools:
+        tool = self.ptxas()
+        if tool is None:
             raise RuntimeError("no ptxas found to assemble the kernel (--ptxas, $TCGEN05_CTS_PTXAS, PATH)")
-        result = service(self.config, tools[0]).result_for_device(case, target, arch)
+        result = service(self.config, tool).result_for_device(case, target, arch)
         if not result.ok or not result.cubin:
-            raise RuntimeError(f"{tools[0].label} -arch={arch} rejects the kernel of target {target}: "
+            raise RuntimeError(f"{tool.label} -arch={arch} rejects the kernel of target {target}: "
                                f"{result.diagnostics.strip()[:500]}")
         return Path(result.cubin).read_bytes()
 
