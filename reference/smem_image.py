@@ -27,6 +27,7 @@ from reference.smem_layout import (
     check_combination,
     check_extents,
     element_storage,
+    kmajor_group_rows,
     pattern_anchor,
     swizzled_k_unit_stride,
 )
@@ -52,12 +53,12 @@ class SmemImage:
 # ---------------------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=512)
-def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str):
+def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str, kmajor_reading: str):
     """(bit address of each element (row-major, read-only), touched unit offsets, lo, hi) of an
     mn×k tile in ``layout``; SpecError when two elements share bits.  Depends on the layout and
-    the readings of spec questions Q-LBO-KSW and Q-BASE-OFFSET only."""
+    the readings of spec questions Q-LBO-KSW, Q-BASE-OFFSET and Q-KMAJOR-BASE32B only."""
     check_extents(mn, k)
-    with following({"Q-BASE-OFFSET": base_reading}):
+    with following({"Q-BASE-OFFSET": base_reading, "Q-KMAJOR-BASE32B": kmajor_reading}):
         addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij"),
                                          lbo_reading=lbo_reading).ravel()
     ordered = np.sort(addresses)
@@ -90,7 +91,8 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     if int(codes.max()) >> bits:
         raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
     mn, k = codes.shape
-    addresses, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"))
+    addresses, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"),
+                                          reading("Q-KMAJOR-BASE32B"))
     flat = codes.ravel()
     if bits % 8 == 0 and not (addresses % 8).any():      # whole bytes: write byte j of every element
         image = np.full(hi - lo, fill, dtype=np.uint8)
@@ -121,7 +123,9 @@ def _unit_addresses(desc: SmemDescriptor, major: str, per_unit: int, mn, k):
                   (LBO: "stride from the first column to the second column of the 8x2 tile";
                    SBO: "offset from the first 8 rows to the next 8 rows")
       swizzled    start + (r mod 8)*W + (r div 8)*SBO + u*16   (LBO "not used"; W = row bytes;
-                  u*LBO under spec question Q-LBO-KSW's reading honoured)
+                  u*LBO under spec question Q-LBO-KSW's reading honoured; 128B_base32B is
+                  legal only under Q-KMAJOR-BASE32B, whose legal-4-rows reading puts 4 rows
+                  between SBO steps: r mod 4, r div 4)
                   absolute LBO mode: the part of the row past its 128-byte row is read from
                   the LBO address onwards, same row (§9.7.16.3.1.2)
     MN-major (16-byte units run along MN, rows = K):
@@ -139,7 +143,8 @@ def _unit_addresses(desc: SmemDescriptor, major: str, per_unit: int, mn, k):
         r, u = mn, k // per_unit
         if desc.swizzle == "none":
             return start + (r % 8) * 16 + (r // 8) * sbo + u * lbo
-        row = (r % 8) * row_bytes + (r // 8) * sbo
+        g = kmajor_group_rows(desc.swizzle)      # 8 (4: Q-KMAJOR-BASE32B legal-4-rows)
+        row = (r % g) * row_bytes + (r // g) * sbo
         if desc.lbo_mode == "absolute":
             in_row = start % 128 + u * 16
             return np.where(in_row < 128, start + row + u * 16, lbo + row + in_row - 128)

@@ -244,6 +244,32 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
           "docs/clients-cute.md CU2"]),
      ], "table-39", "kind::mxf4 block32 K = 96 cta_group::1 M=128 N=64 (sm_103a): refused (table-39) or D = A*B "
                     "(cute-m128)", ["docs/clients-cute.md CU2"]),
+    _q("Q-KMAJOR-BASE32B", "K-major operand with 128B swizzling and 32B atomicity (descriptor swizzle mode 1): "
+       "outside the legal matrix (Table 53) or legal (Table 52)", ["9.7.16.10.3", "9.7.16.10.6", "9.7.16.4.1"], [
+        ("table-53", "not a legal layout: an MMA that reads a K-major operand whose descriptor says 128B with 32B "
+                     "atomicity has an undefined outcome (the launch is refused, or D is something other than "
+                     "the legal readings' A*B)",
+         ["§9.7.16.10.6 Table 53: the 32B-atomicity row has an M/N atom (8x4) and '–' for K "
+          "(ptx-9.7.16-tcgen05.md:2170-2171); the canonical-layout table of §9.7.16.3.3 has no 32B-atomicity row",
+          "CUTLASS 4.2 make_umma_desc<Major::K>: 'B128_BASE32B : Not applicable for Major-K' and static_assert "
+          "'SWIZZLE_128B_BASE32B is invalid for Major-K' (cute/atom/mma_traits_sm100.hpp:279, 282)",
+          "no client kernel of the corpus uses it (docs/clients-crossref.md)"]),
+        ("legal-8-rows", "legal: K-major rows of 128 B, 8 rows per stride-byte-offset group (SBO = the offset from "
+                         "the first 8 rows to the next 8, as every K-major mode), leading byte offset unused, the "
+                         "32-byte chunks of each row XOR the row's phase (address bits 7-8: Swizzle<2,5,2>)",
+         ["§9.7.16.10.3 Table 52: 'Row' A / 'Column' B (K-major), every type size: 'All swizzling modes' "
+          "(ptx-9.7.16-tcgen05.md:1906-1907)", "§9.7.16.10.2 restricts 32B atomicity only for transposed "
+          "operands (ptx-9.7.16-tcgen05.md:1859-1863)", "§9.7.16.3.2 K-major SBO: 'offset from the first 8 rows "
+          "to the next 8 rows'"]),
+        ("legal-4-rows", "legal as legal-8-rows, but the stride-byte-offset groups are the 32B atom's 4 rows "
+                         "(SBO = the offset from the first 4 rows to the next 4)",
+         ["DeepGEMM mma/sm100.cuh make_umma_desc<Major::K, ..., kUseBase32 = true>: SBO = (128 / 32) x row bytes "
+          "(deepseek-ai/DeepGEMM 54e2261, deep_gemm/include/deep_gemm/mma/sm100.cuh:56-59, 63-80, 94-108; no "
+          "upstream kernel sets kUseBase32)", "the MN-major 32B-atomicity atom's 4 rows (Table 53 8x4; CUTLASS "
+          "Layout_MN_SW128_32B_Atom)"]),
+     ], "table-53", "kind::f16 MMA M=128 N=64 with A and B K-major in 128B_base32B (built outside the case lists): "
+                    "D = A*B read with 8-row or 4-row SBO groups, or a refused launch / any other D (table-53)",
+       ["issue 25 item 2", "README open risks", "docs/layouts.md item 6", "docs/generators.md decisions"]),
     _q("Q-SFB-2X2", "cta_group::2 M = 128 block scaling: B's scale factors in every lane quarter or split by "
                     "data-path half", ["9.7.16.10.7", "9.7.16.10.5"], [
         ("replicated", "every 32-lane quarter holds all N columns (column n at lane n % 32, cell n // 32)",

@@ -355,6 +355,22 @@ TABLE_53: dict[tuple[str, str], tuple[int, int]] = {
     ("none", "MN"): (1, 8), ("none", "K"): (8, 1),
 }
 
+KMAJOR_BASE32B = "Q-KMAJOR-BASE32B"
+
+
+def legal_swizzles(type_bits: int, major: str, reading: str | None = None) -> tuple[str, ...]:
+    """The swizzle modes an operand of this slot width and major-ness may use: Table 52's, less
+    those without a Table 53 atom, which is spec question ``Q-KMAJOR-BASE32B`` (K-major 128B with
+    32B atomicity): Table 52 lists "all swizzling modes" for K-major, Table 53 has no K-major atom
+    for it ("–"). Under ``table-53`` (the pick) the mode is not legal for K-major; under
+    ``legal-8-rows`` / ``legal-4-rows`` it is (``reference.smem_layout.kmajor_group_rows``).
+    The one table-driven predicate of the shared-memory legal matrix: ``check_combination`` (the
+    reading in force) and the case lists (``generators.variants.common.operand_layouts``: the pick)."""
+    allowed = table52_swizzles(type_bits, major)
+    if resolve(KMAJOR_BASE32B, reading) != "table-53":
+        return allowed
+    return tuple(s for s in allowed if (s, major) in TABLE_53)
+
 # ---------------------------------------------------------------------------------------------
 # Tables 54/55: block scaling
 # ---------------------------------------------------------------------------------------------
