@@ -166,6 +166,36 @@ def test_k96_m128_legality_follows_the_reading():
         check_shape("mxf8f6f4", 128, 64, k96=True)                 # K = 96 stays mxf4 / mxf4nvf4 only
 
 
+def test_kmajor_base32b_legality_and_rows_follow_the_reading():
+    """§9.7.16.10.3 Table 52 vs §9.7.16.10.6 Table 53, Q-KMAJOR-BASE32B: K-major 128B_base32B is refused
+    under table-53 (the pick) and legal under legal-8-rows / legal-4-rows, whose SBO steps every 8 / 4
+    rows; the case lists keep the pick's matrix whatever the reading. Addresses written out by hand:
+    row r at start + (r mod G)*128 + (r div G)*SBO, its 32-byte chunk c at chunk c XOR (address bits 7-8)."""
+    from generators.variants.common import operand_layouts
+    from reference.smem_image import SmemImage, read
+    from reference.smem_layout import SmemLayout, element_storage
+    from reference.tables import legal_swizzles
+
+    assert "128B_base32B" not in legal_swizzles(16, "K") and "128B_base32B" in legal_swizzles(16, "K", "legal-8-rows")
+    assert legal_swizzles(32, "MN", "legal-4-rows") == ("128B_base32B",)      # MN-major: Table 52 alone
+    assert "128B_base32B" not in legal_swizzles(16, "MN", "legal-8-rows")     # 8/16-bit MN-major: never
+    storage = element_storage("u8")
+    with pytest.raises(SpecError, match=r"Table 53.*Q-KMAJOR-BASE32B"):
+        SmemLayout("K", "128B_base32B", storage, 0, 16, 1024)
+    for rid, rows_per_sbo in (("legal-8-rows", 8), ("legal-4-rows", 4)):
+        with SQ.following({"Q-KMAJOR-BASE32B": rid}):
+            assert "sw128b32_k" not in operand_layouts("bf16")
+            sbo = 4096                                          # non-compact: the SBO groups are visible
+            layout = SmemLayout("K", "128B_base32B", storage, 0, 16, sbo)
+            got = layout.bit_offsets(16, 128)[:, ::32] // 8       # the first byte of each 32-byte chunk
+            for r in range(16):
+                row = (r % rows_per_sbo) * 128 + (r // rows_per_sbo) * sbo
+                assert got[r].tolist() == [row + 32 * (c ^ (row >> 7 & 3)) for c in range(4)], (rid, r)
+            image = SmemImage(0, bytes(range(256)) * 64)
+            codes = read(image, layout.descriptor(), 16, 128, "u8", "K")
+            assert codes[:, 0].tolist() == [(int(a) % 256) for a in got[:, 0]], rid
+
+
 def test_ld_red_signed_zero_readings():
     """§9.7.16.8.3, Q-LDRED-ZERO: min/max of {+0, -0} (register order) under each reading."""
     from reference.tmem_fragments import reduce_lane
@@ -191,6 +221,9 @@ def test_questions_of_cases():
     assert set(questions_of(probe["Q-CP-NIBBLE"])) - {"Q-BASE-OFFSET"} == {"Q-CP-NIBBLE"}
     assert "Q-K96-SFW" in questions_of(probe["Q-K96-SFW"])
     assert "Q-K96-M128" in questions_of(probe["Q-K96-M128"]) and "Q-K96-M128" not in questions_of(probe["Q-K96-SFW"])
+    kmajor = probe["Q-KMAJOR-BASE32B"]
+    assert {kmajor.params["a_operand"], kmajor.params["b_layout"]} == {"sw128b32_k"}
+    assert "Q-KMAJOR-BASE32B" in questions_of(kmajor) and "Q-KMAJOR-BASE32B" not in questions_of(probe["Q-LBO-KSW"])
     assert "Q-SFB-2CTA" in questions_of(probe["Q-SFB-2CTA"])
     assert "Q-SFB-2X2" in questions_of(probe["Q-SFB-2X2"]) and "Q-SFB-2X2" not in questions_of(probe["Q-SFB-2CTA"])
     assert "Q-LAYOUT-C" in questions_of(probe["Q-LAYOUT-C"])
