@@ -53,7 +53,15 @@ import numpy as np
 from reference.errors import SpecError, expects_but_got
 from reference.smem_descriptor import SmemDescriptor
 from reference.spec_questions import resolve
-from reference.tables import A_B_TYPE_CODES, ELEMENT_BITS, KINDS, MAJORS, SWIZZLES, legal_swizzles, table52_swizzles
+from reference.tables import (
+    A_B_TYPE_CODES,
+    ELEMENT_BITS,
+    KINDS,
+    MAJORS,
+    SWIZZLES,
+    legal_swizzles,
+    table52_swizzles,
+)
 
 SECTION = "9.7.16.3.3"
 
