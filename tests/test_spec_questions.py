@@ -257,6 +257,22 @@ def test_simulator_set_to_a_reading_is_observed_following_it(qid, rid):
     assert obs.conflict == (rid != SQ.QUESTIONS[qid].pick)
 
 
+def test_an_undefined_outcome_reading_matches_a_completed_launch_no_other_reading_predicts():
+    """Q-KMAJOR-BASE32B's table-53 (``Probe.undefined``): a device that runs the K-major 128B_base32B
+    MMA but reads swizzle mode 1 as plain 128B swizzling (fault swizzle-128B-base32B-read-as-128B,
+    under legal-8-rows so the simulator does not refuse the layout) computes a D neither legal
+    reading predicts: it is observed as table-53, with the differences kept in ``raw``."""
+    from conformance.harness.device_sim import SimBackend
+    from conformance.harness.probes import observe
+    from ptxsim.faults.catalogue import FAULTS
+
+    fault = next(f for f in FAULTS if f.name == "swizzle-128B-base32B-read-as-128B")
+    config = types.SimpleNamespace(stash=pytest.Stash())
+    obs = observe(config, SimBackend([fault], readings={"Q-KMAJOR-BASE32B": "legal-8-rows"}), "Q-KMAJOR-BASE32B")
+    assert obs.observed == "table-53" and not obs.conflict
+    assert "[data placed and expected as legal-8-rows]" in obs.raw and "legal-4-rows" in obs.raw
+
+
 ZCM_CASES = ["--family", "mma.ws", "-k", "zcm_example2 and m32n64 and not sp and b3"]
 
 
