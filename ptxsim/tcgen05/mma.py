@@ -41,7 +41,7 @@ from ptxsim.tcgen05.core import U32, U64, check_peer, cta_group, tensor_core
 from ptxsim.tcgen05.smem_operands import decode_desc, read_tile
 from reference import tables as T
 from reference import tmem_mma_operands as TO
-from reference.datapath_layouts import d_placement, layout_for
+from reference.datapath_layouts import columns_used, d_placement, layout_for
 from reference.errors import SpecError, expects_but_got
 from reference.instr_descriptor import InstrDescriptor
 from reference.mma_semantics import ashift_source_rows, disabled_lanes, rows_taken
@@ -385,7 +385,7 @@ def compile_mma(ins, q, k):
             iss = IssuedMma(m, form, s, j)
             execution = MmaExecution(m, tc, form, iss)
             col = split(iss.d)[1]
-            cols = (col, col + iss.desc.n)
+            cols = (col, col + columns_used(execution.layout, iss.desc.n))     # N/2 columns in Layouts B/E, N/4 in G
             reads = []
             if m.hz is not None:
                 operands = execution.tmem_operands()
