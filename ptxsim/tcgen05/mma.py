@@ -209,10 +209,11 @@ class MmaExecution:
         return self.m.faults.apply(name, value, instr=self.form.text, cta=self.iss.cta, **ctx)
 
     # -- operands ---------------------------------------------------------------------------------
-    def tmem_rows(self, addr: int, cols: int, what: str) -> np.ndarray:
-        """``uint32[M, cols]``: the row lanes of every CTA from ``addr``'s column (lane = alignment)."""
+    def tmem_rows(self, addr: int, cols: int, what: str, where: np.ndarray | None = None) -> np.ndarray:
+        """``uint32[M, cols]``: the row lanes of every CTA from ``addr``'s column (lane = alignment);
+        ``where``: other ``(cta, lane)`` of the rows (a column block's A, :func:`reference.tmem_mma_operands.a_row_lanes`)."""
         lane, col = split(addr)
-        where = TO.row_lanes(self.layout, lane)
+        where = TO.row_lanes(self.layout, lane) if where is None else where
         c = np.asarray(self.ctas)[where[:, 0]]
         cells_c = col + np.arange(cols)[None, :]
         self.tc.require_cells(c[:, None], where[:, 1:2], cells_c, what)
@@ -232,11 +233,20 @@ class MmaExecution:
             out.append((col, col + d.sparsity_selector + TO.META_WORDS[f.kind]))
         return out
 
-    def read_a(self) -> np.ndarray:
+    def a_blocks(self) -> list[np.ndarray]:
+        """A as each column block of D reads it: one matrix, except a .ws MMA with A in Tensor Memory
+        (Layouts E/G), whose lane quarters may each read their own lanes (spec question Q-WS-A-LANES)."""
+        f = self.form
+        if not (f.ws and f.a_tmem):
+            return [self.collector("a", self.read_a)]
+        lane = split(self.iss.a)[0]
+        return [self.read_a(where) for where in TO.a_row_lanes(self.layout, lane)]
+
+    def read_a(self, where: np.ndarray | None = None) -> np.ndarray:
         f, d = self.form, self.iss.desc
         ks = self.k // 2 if f.sparse else self.k
         if f.a_tmem:
-            cells = self.tmem_rows(self.iss.a, TO.a_columns(f.kind, d.a_type, ks), "tcgen05.mma A")
+            cells = self.tmem_rows(self.iss.a, TO.a_columns(f.kind, d.a_type, ks), "tcgen05.mma A", where)
             return TO.read_a(f.kind, d.a_type, cells, ks)
         major = "MN" if d.transpose_a else "K"
         parts = [read_tile(self.m, c, decode_desc(self.m, self.iss.a, operand="a", kind=f.kind, instr=f.text, cta=c,
@@ -331,12 +341,13 @@ class MmaExecution:
     def run(self) -> None:
         f, iss, d = self.form, self.iss, self.iss.desc
         ops = iss.ops
-        a = self.collector("a", self.read_a)
+        blocks = self.a_blocks()
         if f.sparse:
-            a = self.sparse_a(a)
+            blocks = [self.sparse_a(a) for a in blocks]
         if f.ashift:
             src = self.hook("shift", ashift_source_rows(d.m), op="ashift", rows=d.m)
-            a = rows_taken(a, src)
+            blocks = [rows_taken(a, src) for a in blocks]
+        a = blocks[0]
         shift = ops.column_shift if f.ws else 0
         b = self.collector("b", lambda: self.read_b(shift))
         b = b[:, shift:shift + d.n] if f.group == 1 else b
@@ -363,16 +374,30 @@ class MmaExecution:
         c_in = self.tc.tmem[cta, lanes, cols] & np.uint32((1 << bits) - 1)
         case = MmaCase(f.kind, d.d_type, d.a_type, d.b_type, a, b, c_in, zero, f.sparse, d.negate_a, d.negate_b,
                        d.saturate, ops.enable_input_d, ops.scale_input_d, sa, sb, d.scale_type)
-        out = mma_arithmetic(case)
+        out = by_column_block(case, blocks, self.layout)
         out = self.hook("mma_result", out, row=np.arange(d.m)[:, None], col=np.arange(d.n)[None, :], kind=f.kind,
                         d_type=d.d_type, d_in=c_in, enable_input_d=ops.enable_input_d, cta_group=f.group,
-                        case=case, recompute=lambda **changes: mma_arithmetic(replace(case, **changes)))
+                        case=case, recompute=lambda **changes: by_column_block(replace(case, **changes), blocks,
+                                                                               self.layout))
         out = np.asarray(out).astype(np.uint32) & np.uint32((1 << bits) - 1)
         write = np.ones(out.shape, dtype=bool)
         if ops.disable_output_lane:
             off = disabled_lanes(ops.disable_output_lane, len(self.ctas))      # spec question Q-DOL-2CTA
             write = ~off[cta - self.ctas[0], lanes]
         self.tc.tmem[cta[write], lanes[write], cols[write]] = out[write]
+
+
+def by_column_block(case: MmaCase, a_blocks: list[np.ndarray], layout) -> np.ndarray:
+    """D of ``case`` where column block ``b`` of D multiplies ``a_blocks[b]`` (one block: ``case.a``
+    throughout; a changed ``a`` in ``case`` -- a fault's recompute -- wins over the blocks)."""
+    if len(a_blocks) == 1 or case.a is not a_blocks[0]:
+        return mma_arithmetic(case)
+    block = TO.column_blocks(layout, case.b.shape[1])
+    out = None
+    for b, a in enumerate(a_blocks):
+        part = np.asarray(mma_arithmetic(replace(case, a=a)))
+        out = part if out is None else np.where(block[None, :] == b, part, out)
+    return out
 
 
 @opcode("tcgen05.mma")
