@@ -34,8 +34,8 @@ from conformance.harness.oracles.common import (
 from generators.inputs.types import NUMERICS
 from reference.datapath_layouts import d_placement, layout_for
 from reference.mma_semantics import mma
-from reference.tmem_mma_operands import column_blocks
 from reference.numerics_spec import spec_accepts
+from reference.tmem_mma_operands import column_blocks
 
 
 def _exact_check(op, hw, spec, case_id: str) -> None:
