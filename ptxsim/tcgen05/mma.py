@@ -8,7 +8,9 @@ tracking the MMA runs it (:mod:`ptxsim.tcgen05.core`):
 
 * A from shared memory through the decoded descriptor (hook ``smem_desc``, ``reference.smem_image.
   read``; MN-major when the descriptor transposes A), or from Tensor Memory
-  (``reference.tmem_mma_operands``); with ``.cta_group::2`` each CTA supplies its M/2 rows;
+  (``reference.tmem_mma_operands``); with ``.cta_group::2`` each CTA supplies its M/2 rows; a .ws
+  MMA of Layout E/G with A in Tensor Memory reads A once per column block of D, from the lanes
+  spec question Q-WS-A-LANES says (:func:`by_column_block`; one block under ``first-quarter``);
 * B likewise (``K x N``, transposed = K-major rows of N), each CTA of a pair its N/2 columns
   (CUTLASS ``SM100_MMA_*_2x1SM_SS``: ``BLayout`` splits N over the peer CTAs); a .ws MMA reads
   N + column shift columns and uses columns ``shift .. shift+N-1``;
