@@ -23,6 +23,7 @@ from generators.params import Case
 from reference.numerics_hw import ALIGN_QUESTION_KINDS
 from reference.smem_descriptor import SmemDescriptor
 from reference.spec_questions import QUESTIONS, following, is_explicit, question
+from reference.spec_questions import reading as _reading
 from reference.tables import BLOCK_SCALED_KINDS
 
 
@@ -129,6 +130,21 @@ def _mma_with(change) -> Callable[[Case], CaseInputs]:
         rec, blocks, _, region = MI.place_mma(case.params, logical, rng)
         return CaseInputs(rec, blocks.blocks(), MI.LANES * region.ncols, {"mma": logical, "region": region}, ())
     return build
+
+
+def _a_per_quarter(logical):
+    """Q-WS-A-LANES: under ``own-quarter`` each lane quarter of the .ws layout holds a different A (A's
+    rows rotated by the block number), the expected D of block b being ``a_blocks[b]`` * B; under
+    ``first-quarter`` A sits in the first quarter only (random words in the others), as placed."""
+    from reference.datapath_layouts import layout_for
+    from reference.spec_questions import reading
+    from reference.tmem_mma_operands import quarter_blocks
+
+    op = logical.op
+    if reading("Q-WS-A-LANES") != "own-quarter":
+        return logical
+    blocks = quarter_blocks(layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws))
+    return replace(logical, a_blocks=tuple(np.roll(logical.a, b, axis=0) for b in range(blocks)))
 
 
 def _all_0110(logical):
@@ -268,6 +284,10 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: False, make_case=_mma_case("f16", 128, 64, cta_group=2, sparse=True)),
     Probe("Q-BASE-OFFSET", "tcgen05.mma kind::f16 whose swizzled tile's pattern and start are at block + 128*j "
           "(descriptor base offset j != 0)", _based_tile),
+    Probe("Q-WS-A-LANES", "tcgen05.mma.ws kind::f16 M=32 N=64, A in Tensor Memory: a different A in each lane quarter "
+          "(own-quarter: D column block b reads lanes 32b..32b+31) or A in lanes 0-31 only (first-quarter)",
+          lambda c: c.family == "mma.ws" and _p(c, kind="f16", m=32, a_operand="tmem", sparse=False),
+          _mma_with(_a_per_quarter)),
     Probe("Q-META-0110", "tcgen05.mma.sp kind::f16, every metadata nibble 0b0110",
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
     Probe("Q-META-TMEM", "tcgen05.mma.sp kind::f16 cta_group::1 M=128, random metadata (which lane holds a row's chunks)",
@@ -415,6 +435,9 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
             out.append("Q-ZCM-SHIFT")
     if p.get("sparse") and p.get("kind") in ("f16", "tf32") and p.get("m", 0) // p.get("cta_group", 1) == 128:
         out.append("Q-META-TMEM")
+    if case.family.startswith("mma.ws") and p.get("a_operand") == "tmem" and p.get("m") in (32, 64) \
+            and question("Q-WS-A-LANES").pick != _reading("Q-WS-A-LANES"):
+        out.append("Q-WS-A-LANES")         # A in the first quarter only: only the other reading computes D
     if p.get("k") == 96 and _k96_groups_differ(p):
         out.append("Q-K96-SFW")
     if p.get("k") == 96 and p.get("m") == 128:      # legal only under cute-m128

@@ -129,6 +129,18 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["Figures 262-265 missing; the earlier decision of reference/tmem_mma_operands.py"]),
      ], "cutlass-interleaved", "kind::f16 mma.sp cta_group::1 M=128 with random metadata",
        ["docs/clients.md K4", "reference/tmem_mma_operands.py"]),
+    _q("Q-WS-A-LANES", ".ws M=32/64 with A in Tensor Memory: which lanes each data-path quarter reads A's rows from",
+       ["9.7.16.10.5.5", "9.7.16.10.5.7", "9.7.16.10.4"], [
+        ("own-quarter", "the lane quarters that compute D column block b (Layout E: b = j // (N/2), lanes 64b..; "
+                        "Layout G: b = j // (N/4), lanes 32b..) read A's row i from their own lane i + 64b / 32b",
+         ["FlashInfer 0.7.2.post1 cake_vsa_blk64_persistent_ws_m64n256.cu (P of KV rows 128..255 in lanes 64-127, "
+          "summed with lanes 0-63 in its epilogue)", "flashinfer tests/attention/test_cake_vsa.py "
+          "test_cake_vsa_blk64_full_group_rows_use_weight_stationary_profile (SM100/SM103)", "docs/clients.md F1"]),
+        ("first-quarter", "every column block reads A's row i from lane i (the lanes of D[i][0])",
+         ["the earlier decision of reference/tmem_mma_operands.py (CUTLASS tmem_frg_ws A atoms; Figures 209-212, "
+          "216-218 missing)"]),
+     ], "own-quarter", "tcgen05.mma.ws kind::f16 M=32 N=64, A in Tensor Memory: a different A in each lane quarter",
+       ["docs/clients.md F1", "reference/tmem_mma_operands.py"]),
     _q("Q-ASHIFT-ROW0", ".ashift: what row 0 of A is", ["9.7.16.10.9.1"], [
         ("keeps-a0", "row 0 keeps A[0] (nothing moves into it)", ["reference.mma_semantics decision", "docs/mma.md"]),
         ("zero", "row 0 is zero (D row 0 = C, or 0 without enable-input-d)", ["docs/mma.md 'D row 0: A[0]*B or 0'"]),
