@@ -534,12 +534,108 @@ def sparse_gemms() -> list[SparseGemm]:
     ]
 
 
+# ----------------------------------------------------------------------------------------------
+# sm_103a K = 96 ("fp4 ultra"): CUTLASS example 89's mainloop pieces (cute/gemm_k96.cuh)
+
+#: the K of one CUTLASS sm103 k-tile (3 shared-memory buffers of 256 e2m1 a row, 8 MMAs of K = 96)
+K96_TILE = 768
+
+
+@dataclass(frozen=True)
+class UltraK96:
+    """One ``gemm_k96`` configuration: C[M,N] = (A*SFA)(B*SFB)^T over one k-tile of K = 768, e2m1, K-major,
+    8 MMAs of K = 96 (``SM103_MXF4_ULTRA_SS_VS`` / ``_2x1SM_SS_VS``).  ``vs`` = 16: ue4m3 factors, the atom issues
+    ``kind::mxf4nvf4.block_scale.block16``; ``vs`` = 32: ue8m0, ``kind::mxf4nvf4.block_scale.block32``."""
+
+    name: str
+    n: int
+    vs: int = 16
+    sf: str = "ue4m3"
+    m: int = 128
+    pair: bool = False           # cta_group::2 (SM103_MXF4_ULTRA_2x1SM_SS_VS, a cluster of 2 CTAs)
+    load: str = "32dp32b16x"
+
+    @property
+    def entry(self) -> str:
+        return "cute_" + self.name.replace(".", "_")
+
+    @property
+    def ctas(self) -> int:
+        return 2 if self.pair else 1
+
+    @property
+    def dynamic_shared(self) -> int:
+        """Bytes of the kernel's dynamic shared memory: A, B, SFA, SFB stages, barrier and TMEM address, 1024 slack."""
+        rows_a, rows_b = self.m // self.ctas, self.n // self.ctas
+        sf_rows_b = -(-self.n // 128) * 128
+        return 1024 + (rows_a + rows_b) * K96_TILE // 2 + (max(rows_a, 128) + sf_rows_b) * K96_TILE // self.vs + 16
+
+    def cpp(self) -> str:
+        e2m1 = CUTE_TYPES["e2m1"]
+        tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
+        k = "UMMA::Major::K"
+        atom = "SM103_MXF4_ULTRA_2x1SM_SS_VS" if self.pair else "SM103_MXF4_ULTRA_SS_VS"
+        return "\n".join([
+            f"struct Cfg_{self.entry} {{",
+            f"  using TSF = {tsf};",
+            f"  static constexpr int M = {self.m}, N = {self.n}, VS = {self.vs};",
+            f"  using Mma = SM103::{atom}<{e2m1}, {e2m1}, float, {tsf}, {self.m}, {self.n}, {self.vs}, {k}, {k}>;",
+            f"  using Load = SM100_TMEM_LOAD_{self.load};",
+            "};",
+            f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
+            f"void const* sfa, void const* sfb, void* c) {{ cts::gemm_k96<Cfg_{self.entry}>(a, b, sfa, sfb, c); }}",
+        ])
+
+    def make_case(self, rng: np.random.Generator) -> Case:
+        """Small integers times powers of two: every product and partial sum is exact in f32."""
+        k, per_row = K96_TILE, K96_TILE // self.vs
+        a = rng.integers(-3, 4, (self.m, k))
+        b = rng.integers(-3, 4, (self.n, k))
+        ea = rng.integers(-1, 2, (self.m, per_row))
+        eb = rng.integers(-1, 2, (self.n, per_row))
+        sa, sb = _scale_codes(ea, self.sf), _scale_codes(eb, self.sf)
+        a_s = a * np.repeat(2.0 ** ea, self.vs, axis=1)
+        b_s = b * np.repeat(2.0 ** eb, self.vs, axis=1)
+        want = (a_s @ b_s.T).astype(np.float32)
+        return Case((In(codes("e2m1", a)), In(codes("e2m1", b)), In(sa), In(sb),
+                     Out("c", (self.m, self.n), np.float32)), (1, 1, 1), {"c": want})
+
+    def families(self) -> tuple[str, ...]:
+        pair = ("mma_cta_pair",) if self.pair else ()
+        return ("mma_block_scale", *pair, "tcgen05_cp", "tmem", "pipeline")
+
+
+def _scale_codes(e: np.ndarray, sf: str) -> np.ndarray:
+    """Raw codes of the scale factors 2**e (ue8m0: bias 127; ue4m3: exponent field, bias 7)."""
+    return ((e + 127) if sf == "ue8m0" else ((e + 7) << 3)).astype(np.uint8)
+
+
+def k96_gemms() -> list[UltraK96]:
+    """Example 89's configuration (cta_group::1, M = 128, N = 128, ue4m3 block16) and its block32 ue8m0 sibling;
+    the cta_group::2 atom at M = 256 (Table 39's 256xNxK1 row)."""
+    U = UltraK96
+    return [
+        U("k96_nvf4_ue4m3_m128n128", 128),
+        U("k96_mxf4_ue8m0_m128n128", 128, vs=32, sf="ue8m0"),
+        U("k96_nvf4_ue4m3_2sm_m256n128", 128, m=256, pair=True),
+    ]
+
+
+def _k96_kernel(g: UltraK96, program: CuteProgram) -> ClientKernel:
+    sig = {"a": "*u8", "b": "*u8", "sfa": "*u8", "sfb": "*u8", "c": "*fp32"}
+    return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
+                        num_warps=4, num_stages=1, num_ctas=g.ctas, arch=103,
+                        options={"dynamic_shared": g.dynamic_shared})
+
+
 def configs() -> list[ClientKernel]:
     scaled = CuteProgram("cute_bs", "gemm_bs.cuh", tuple(g.cpp() for g in scaled_gemms()))
     sparse = CuteProgram("cute_sp", "gemm_sp.cuh", tuple(g.cpp() for g in sparse_gemms()))
     scaled2 = CuteProgram("cute_bs2", "gemm_bs2.cuh", tuple(g.cpp() for g in pair_scaled_gemms()))
+    k96 = CuteProgram("cute_k96", "gemm_k96.cuh", tuple(g.cpp() for g in k96_gemms()), arch=103)
     return (_family("cute_ss", ss_gemms()) + _family("cute_ts", ts_gemms()) + _family("cute_ld", ld_gemms())
             + _family("cute_2sm", pair_gemms(), header="gemm_2sm.cuh")
             + [_scaled_kernel(g, scaled) for g in scaled_gemms()]
             + [_sparse_kernel(g, sparse) for g in sparse_gemms()]
-            + [_scaled_kernel(g, scaled2) for g in pair_scaled_gemms()])
+            + [_scaled_kernel(g, scaled2) for g in pair_scaled_gemms()]
+            + [_k96_kernel(g, k96) for g in k96_gemms()])
