@@ -424,8 +424,16 @@ class SparseGemm:
     def acc(self) -> str:
         return "int32_t" if self.ta == "s8" else "float"
 
+    @property
+    def b_image(self) -> bool:
+        """B is 4-bit under kind::mxf8f6f4: unpacked (16 elements + 8 bytes of padding a 16-byte unit), passed as
+        its shared-memory bytes (CUTLASS: float_e2m1_unpacksmem_t, TMA's 16U4_ALIGN16B; docs/clients-cute.md CU4)."""
+        return self.tb == "e2m1" and not self.fp4
+
     def cpp(self) -> str:
         t, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb or self.ta]
+        if self.b_image:
+            tb = "cutlass::detail::float_e2m1_unpacksmem_t"
         k = "UMMA::Major::K"
         form = "2x1SM_SS" if self.pair else "SS"
         tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
@@ -448,7 +456,8 @@ class SparseGemm:
             f"  using Mma = {mma};",
             f"  using AtomA = UMMA::Layout_K_{self.sw}_Atom<{ta_smem}>;",
             f"  using SpAtomA = UMMA::Layout_K_{self.sw}_SpAtom<{ta_smem}, {4 if self.fp4 else 2}>;",
-            f"  using AtomB = UMMA::Layout_K_{self.sw}_Atom<TB>;",
+            f"  using AtomB = UMMA::Layout_K_{self.sw}_Atom<{'uint8_t' if self.b_image else 'TB'}>;",
+            f"  static constexpr bool B_IMAGE = {'true' if self.b_image else 'false'};",
             f"  using Load = SM100_TMEM_LOAD_{self.load};",
             "};",
             f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
@@ -484,9 +493,14 @@ class SparseGemm:
         meta = (nib[:, 0::2] | (nib[:, 1::2] << 4)).astype(np.uint8)
         b = rng.integers(-3, 4, (self.n, k))
         out = np.int32 if self.acc == "int32_t" else np.float32
-        ins = [In(codes(self.ta, comp)), In(codes(self.tb or self.ta, b)), In(meta)]
+        b_in = _unpacked_image(b) if self.b_image else codes(self.tb or self.ta, b)
+        ins = [In(codes(self.ta, comp)), In(b_in), In(meta)]
         if self.scaled:         # a factor per vs logical K (SFVecSize), sets of 4 a row as 32-row images (Scaled)
-            sa, sa_src = self._scale_sets(rng, m)
+            if self.pair:       # each CTA: the factors of its 128 rows of A (its sets of images one after the other)
+                parts = [self._scale_sets(rng, m // 2) for _ in range(2)]
+                sa, sa_src = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+            else:
+                sa, sa_src = self._scale_sets(rng, m)
             sb, sb_src = self._scale_sets(rng, self.n)
             dense = dense * np.repeat(sa, self.vs, axis=1)
             b = b * np.repeat(sb, self.vs, axis=1)
@@ -504,6 +518,13 @@ class SparseGemm:
         pair = ("mma_cta_pair",) if self.pair else ()
         scaled = ("mma_block_scale",) if self.scaled else ()
         return ("mma_sp", *pair, *scaled, "tcgen05_cp", "tmem", "pipeline")
+
+
+def _unpacked_image(x: np.ndarray) -> np.ndarray:
+    """Shared-memory bytes [rows, K] of e2m1 values under kind::f8f6f4 / mxf8f6f4 (§9.7.16.10.4.4, reference
+    ``element_storage``: element i of a 16-element unit at bits 4i..4i+3, i.e. 8 packed bytes, then 8 of padding)."""
+    packed = codes("e2m1", x).reshape(x.shape[0], -1, 8)                 # [rows, units, 8]
+    return np.concatenate([packed, np.zeros_like(packed)], axis=2).reshape(x.shape[0], -1)
 
 
 def _sparse_kernel(g: SparseGemm, program: CuteProgram) -> ClientKernel:
@@ -531,6 +552,14 @@ def sparse_gemms() -> list[SparseGemm]:
         S("mxf8_e5m2_e4m3_sp_m128n128k128", "e5m2", 128, sw="SW64", scaled=True, tb="e4m3", load="32dp32b16x"),
         S("mxf4_sp_m128n64k256", "e2m1", 64, sw="SW64", scaled=True),
         S("nvf4_ue4m3_sp_m128n64k256", "e2m1", 64, sw="SW64", scaled=True, vs=32, sf="ue4m3"),
+        # cta_group::2 block-scaled sparse: CUTLASS example 84a (nvfp4: SM100_MMA_MXF4NVF4_2x1SM_SS_SPARSE, VS = 32,
+        # kind::mxf4nvf4 .block16, ue4m3) and 84b (mx_float8 A x mx_float4 B: SM100_MMA_MXF8F6F4_2x1SM_SS_SPARSE,
+        # ue8m0, B unpacked); MmaTileShape 256x128x256, cluster 2x1
+        S("nvf4_ue4m3_sp_2sm_m256n128k256", "e2m1", 128, sw="SW64", m=256, pair=True, scaled=True, vs=32, sf="ue4m3",
+          load="32dp32b16x"),
+        S("mxf8_e4m3_e2m1_sp_2sm_m256n128k128", "e4m3", 128, sw="SW64", m=256, pair=True, scaled=True, tb="e2m1",
+          load="32dp32b16x"),
+        S("mxf8_e4m3_sp_2sm_m256n128k128", "e4m3", 128, sw="SW64", m=256, pair=True, scaled=True, load="32dp32b16x"),
     ]
 
 
