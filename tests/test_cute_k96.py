@@ -83,3 +83,19 @@ def test_traces_show_the_forms_the_kernels_stand_for(kernels):
         ins = dev.trace.summary()["instructions"]
         assert f"tcgen05.mma.sp.cta_group::2.kind::{kind}" in ins, name
         assert {"tcgen05.cp.cta_group::2.128x128b", "tcgen05.cp.cta_group::2.32x128b.warpx4"} <= set(ins), name
+
+
+def test_provenance_names_sources_in_the_wheel(kernels):
+    """Every issue-25 kernel records its package, version and NVIDIA sources, and the sources are in the wheel."""
+    import importlib.util
+    from pathlib import Path
+
+    from conformance.clients.kernels_cute import PROVENANCE
+
+    assert set(PROVENANCE) == set(kernels)
+    root = Path(next(iter(importlib.util.find_spec("cutlass_library").submodule_search_locations))) / "source"
+    for name, p in PROVENANCE.items():
+        assert p["package"] == "nvidia-cutlass" and p["version"] == "4.2.0.0", name
+        missing = [s for s in p["sources"] if not (root / s).is_file()]
+        assert not missing, (name, missing)
+        assert p["atom"] in (root / "include/cute/arch/mma_sm100_umma.hpp").read_text(), name

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from conformance.clients.cute_build import CUTLASS_PIN as CUTLASS_VERSION
 from conformance.clients.cute_build import CuteProgram
 from conformance.clients.model import Case, ClientKernel, In, Out
 
@@ -655,6 +656,33 @@ def _k96_kernel(g: UltraK96, program: CuteProgram) -> ClientKernel:
     return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
                         num_warps=4, num_stages=1, num_ctas=g.ctas, arch=103,
                         options={"dynamic_shared": g.dynamic_shared})
+
+
+#: Provenance of the issue-25 kernels (docs/clients-cute.md "Issue 25"): the package, the NVIDIA source whose atoms
+#: and collective pieces each kernel calls (paths inside the wheel's ``cutlass_library/source``), and what is known
+#: of upstream coverage.  ``tests/test_cute_k96.py`` checks every path exists in the installed wheel.
+_EX89 = "examples/89_sm103_fp4_ultra_gemm/89_sm103_fp4_ultra_gemm.cu"
+_EX84A = "examples/84_blackwell_narrow_precision_sparse_gemm/84a_blackwell_nvfp4_bf16_sparse_gemm.cu"
+_EX84B = "examples/84_blackwell_narrow_precision_sparse_gemm/84b_blackwell_mixed_mxfp8_bf16_sparse_gemm.cu"
+_K96_SOURCES = (_EX89, "include/cute/arch/mma_sm100_umma.hpp", "include/cute/atom/mma_traits_sm100.hpp",
+                "include/cutlass/gemm/collective/sm103_blockscaled_mma_warpspecialized.hpp",
+                "include/cutlass/gemm/collective/builders/sm103_blockscaled_umma_builder.inl",
+                "include/cutlass/detail/sm103_blockscaled_layout.hpp")
+_SP_SOURCES = ("include/cute/arch/mma_sm100_umma.hpp", "include/cute/atom/mma_traits_sm100.hpp",
+               "include/cutlass/gemm/collective/builders/sm1xx_sparse_config.inl")
+_UPSTREAM = ("NVIDIA's example for Blackwell ({}); it verifies against a host reference and prints 'Disposition: "
+             "Passed'; the wheel ships no unit tests and no public log of a hardware run is known to us")
+PROVENANCE: dict[str, dict[str, object]] = {
+    **{f"cute.{g.name}": {"package": "nvidia-cutlass", "version": CUTLASS_VERSION, "sources": _K96_SOURCES,
+                          "atom": "SM103_MXF4_ULTRA_2x1SM_SS_VS" if g.pair else "SM103_MXF4_ULTRA_SS_VS",
+                          "upstream": _UPSTREAM.format("sm_103a, example 89")} for g in k96_gemms()},
+    "cute.nvf4_ue4m3_sp_2sm_m256n128k256": {"package": "nvidia-cutlass", "version": CUTLASS_VERSION,
+                                            "sources": (_EX84A, *_SP_SOURCES), "atom": "SM100_MMA_MXF4NVF4_2x1SM_SS_SPARSE",
+                                            "upstream": _UPSTREAM.format("sm_100a, example 84a")},
+    **{name: {"package": "nvidia-cutlass", "version": CUTLASS_VERSION, "sources": (_EX84B, *_SP_SOURCES),
+              "atom": "SM100_MMA_MXF8F6F4_2x1SM_SS_SPARSE", "upstream": _UPSTREAM.format("sm_100a, example 84b")}
+       for name in ("cute.mxf8_e4m3_e2m1_sp_2sm_m256n128k128", "cute.mxf8_e4m3_sp_2sm_m256n128k128")},
+}
 
 
 def configs() -> list[ClientKernel]:
