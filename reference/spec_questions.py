@@ -220,7 +220,9 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
        ["9.7.16.10.7"], [
         ("group-of-4", "W = ceil(ceil(MN/32)/4)*4 columns (4 for MN <= 128)",
          ["CUTLASS sm103 block-scaled collective", "reference/tmem_mma_operands.py",
-          "CuTe oracle: tmem_sf_frg lays SFB of N = 192 K = 96 MMAs over 256 columns (docs/clients-cute.md CU6)"]),
+          "CuTe oracle: tmem_sf_frg lays SFB of N = 192 K = 96 MMAs over 256 columns (docs/clients-cute.md CU6)",
+          "corpus kernel cute.k96_nvf4_ue4m3_m128n192 (CUTLASS sm103 mainloop pieces, N = 192): bit-exact under "
+          "group-of-4, 24557 of 24576 outputs differ under compact (docs/clients-cute.md CU9)"]),
         ("compact", "W = ceil(MN/32) columns (the next set follows at once)", ["the missing Figures 234-258 (not public)"]),
      ], "group-of-4", "kind::mxf4 K = 96 block32 (3 scale factors) N = 16, B scale id 2: byte 4 in the next column group", ["docs/mma.md", "docs/tmem.md"]),
     _q("Q-SFB-2CTA", "cta_group::2 block scaling: which CTA supplies B's scale factors", ["9.7.16.10.7"], [

@@ -57,6 +57,17 @@ def test_scale_factor_refill_races_at_the_letter_of_the_spec(kernels, name):
     assert _run(kernels[name], SimDevice(readings={"Q-MMA-CP-ORDER": "in-order"})) == []
 
 
+def test_n192_tells_the_k96_scale_factor_groups_apart(kernels):
+    """Q-K96-SFW: at N = 192 CUTLASS lays SFB out for 256 rows, so the next set of 4 factors of a block16 MMA with id 2
+    is 8 columns on (group-of-4, the pick), not 6 (compact); N = 128 and 256 are the same under both readings."""
+    from ptxsim import SimDevice
+
+    compact = SimDevice(readings={"Q-K96-SFW": "compact"})
+    problems = _run(kernels["cute.k96_nvf4_ue4m3_m128n192"], compact)
+    assert problems and "elements differ" in problems[0], problems
+    assert _run(kernels["cute.k96_nvf4_ue4m3_m128n256"], SimDevice(readings={"Q-K96-SFW": "compact"})) == []
+
+
 def test_traces_show_the_forms_the_kernels_stand_for(kernels):
     from ptxsim import SimDevice
 

@@ -642,12 +642,16 @@ def _scale_codes(e: np.ndarray, sf: str) -> np.ndarray:
 
 def k96_gemms() -> list[UltraK96]:
     """Example 89's configuration (cta_group::1, M = 128, N = 128, ue4m3 block16) and its block32 ue8m0 sibling;
-    the cta_group::2 atom at M = 256 (Table 39's 256xNxK1 row)."""
+    the cta_group::2 atom at M = 256 (Table 39's 256xNxK1 row); the collective's CTA N = 256 and 192."""
     U = UltraK96
     return [
         U("k96_nvf4_ue4m3_m128n128", 128),
         U("k96_mxf4_ue8m0_m128n128", 128, vs=32, sf="ue8m0"),
         U("k96_nvf4_ue4m3_2sm_m256n128", 128, m=256, pair=True),
+        # CTA N 256 and 192 (the collective's other tiles): SFB over 256 rows (SfKMajorAtom256); at N = 192 the
+        # block16 MMAs with id 2 read factors 4-5 from the next set of 4 columns, 8 columns on (Q-K96-SFW group-of-4)
+        U("k96_nvf4_ue4m3_m128n256", 256, load="32dp32b32x"),
+        U("k96_nvf4_ue4m3_m128n192", 192),
     ]
 
 

@@ -94,9 +94,10 @@ CUTE_DEVICE void gemm_k96(void const* pa, void const* pb, void const* psa, void 
     int m = i / PER_ROW, s = i % PER_ROW;
     sf_at(sSFA, m, (s * VS) % KB, (s * VS) / KB) = gSFA[i];
   }
-  for (int i = threadIdx.x; i < N * PER_ROW; i += blockDim.x) {
+  constexpr int SFB_ROWS = cutlass::round_up(N, 128);                // N = 192: SFB laid out for 256 rows (the builder)
+  for (int i = threadIdx.x; i < SFB_ROWS * PER_ROW; i += blockDim.x) {
     int n = i / PER_ROW, s = i % PER_ROW;
-    sf_at(sSFB, n, (s * VS) % KB, (s * VS) / KB) = gSFB[i];
+    sf_at(sSFB, n, (s * VS) % KB, (s * VS) / KB) = n < N ? gSFB[i] : TSF(0);
   }
 
   int warp = threadIdx.x / 32;
