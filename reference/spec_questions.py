@@ -232,7 +232,9 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
        ["9.7.16.10.7"], [
         ("group-of-4", "W = ceil(ceil(MN/32)/4)*4 columns (4 for MN <= 128)",
          ["CUTLASS sm103 block-scaled collective", "reference/tmem_mma_operands.py",
-          "CuTe oracle: tmem_sf_frg lays SFB of N = 192 K = 96 MMAs over 256 columns (docs/clients-cute.md CU6)"]),
+          "CuTe oracle: tmem_sf_frg lays SFB of N = 192 K = 96 MMAs over 256 columns (docs/clients-cute.md CU6)",
+          "corpus kernel cute.k96_nvf4_ue4m3_m128n192 (CUTLASS sm103 mainloop pieces, N = 192): bit-exact under "
+          "group-of-4, 24557 of 24576 outputs differ under compact (docs/clients-cute.md CU9)"]),
         ("compact", "W = ceil(MN/32) columns (the next set follows at once)", ["the missing Figures 234-258 (not public)"]),
      ], "group-of-4", "kind::mxf4 K = 96 block32 (3 scale factors) N = 16, B scale id 2: byte 4 in the next column group", ["docs/mma.md", "docs/tmem.md"]),
     _q("Q-SFB-2CTA", "cta_group::2 block scaling: which CTA supplies B's scale factors", ["9.7.16.10.7"], [
@@ -253,9 +255,13 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
                       "block-scaled MMA (3 block32 / 6 block16 scale factors per row)",
          ["CuTe SM103_MXF4_ULTRA_SS_VS static_assert(M == 128) (cute/arch/mma_sm100_umma.hpp:1642) and "
           "SM103_MXF4_ULTRA_2x1SM_SS_VS (M = 128 or 256); k_size_ = 1 (cute/atom/mma_traits_sm100.hpp:3924)",
-          "docs/clients-cute.md CU2"]),
-     ], "table-39", "kind::mxf4 block32 K = 96 cta_group::1 M=128 N=64 (sm_103a): refused (table-39) or D = A*B "
-                    "(cute-m128)", ["docs/clients-cute.md CU2"]),
+          "docs/clients-cute.md CU2",
+          "CUTLASS 4.2 example 89_sm103_fp4_ultra_gemm (NVIDIA's sm_103a example): KernelTmaWarpSpecialized1Sm"
+          "BlockScaledMxNvf4UltraVs16Sm103, MmaTileShape 128x128x768, i.e. tcgen05.mma.cta_group::1.kind::mxf4nvf4."
+          "block_scale.block16 with an M = 128 K = 96 descriptor; the corpus kernel cute.k96_nvf4_ue4m3_m128n128 "
+          "runs its mainloop's pieces (docs/clients-cute.md CU9)"]),
+     ], "cute-m128", "kind::mxf4 block32 K = 96 cta_group::1 M=128 N=64 (sm_103a): refused (table-39) or D = A*B "
+                    "(cute-m128)", ["docs/clients-cute.md CU2", "docs/clients-cute.md CU9"]),
     _q("Q-KMAJOR-BASE32B", "K-major operand with 128B swizzling and 32B atomicity (descriptor swizzle mode 1): "
        "outside the legal matrix (Table 53) or legal (Table 52)", ["9.7.16.10.3", "9.7.16.10.6", "9.7.16.4.1"], [
         ("table-53", "not a legal layout: an MMA that reads a K-major operand whose descriptor says 128B with 32B "
@@ -366,6 +372,24 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
        "collective dealloc races, and such a race is not deterministically observable on hardware: the hazard "
        "checker follows the reading (rule peer-active, SimDevice(readings=...))",
        ["docs/sim.md (Hazard checker, the CTA pair)", "docs/hazards.md"]),
+    _q("Q-MMA-CP-ORDER", "tcgen05.mma -> tcgen05.cp of the same thread: may the copy overwrite Tensor Memory the "
+       "issued MMA reads (scale factors) without waiting for its completion", ["9.7.16.6.2", "9.7.16.6.2.1.1"], [
+        ("listed", "only the pairs of §9.7.16.6.2 execute in issue order; mma -> cp is not one, so a tcgen05.cp "
+                   "over the MMA's scale factors (or A, metadata) must follow the MMA's observed completion "
+                   "(tcgen05.commit -> mbarrier wait)",
+         ["§9.7.16.6.2 (pipelined pairs: mma -> mma, cp -> mma, shift -> mma, shift -> cp.4x256b, mma -> shift)"]),
+        ("in-order", "a tcgen05.cp issued after a tcgen05.mma by the same thread (same cta_group) executes after the "
+                     "MMA has read its Tensor Memory operands, as the pipelined pairs do",
+         ["CUTLASS 4.2 cutlass/gemm/collective/sm100_blockscaled_mma_warpspecialized.hpp:1014-1025, 1061-1069 "
+          "(every k-tile: copy(tiled_copy_s2t_SFA, ..., thr_tCtSFA_s2t) to the same TMEM columns, then the MMAs, "
+          "no wait in between)",
+          "CUTLASS 4.2 cutlass/gemm/collective/sm103_blockscaled_mma_warpspecialized.hpp sf_load_fn (a new SF buffer "
+          "copied over the previous one every 2 or 4 MMAs; example 89_sm103_fp4_ultra_gemm)",
+          "docs/clients-cute.md CU10 (cute.k96_*)"]),
+     ], "listed", NO_PROBE + "the readings differ in whether a kernel that overwrites an in-flight MMA's scale "
+       "factors races, and an MMA that read late is not deterministically observable on hardware: the hazard "
+       "checker follows the reading (rule tmem-overwrite, SimDevice(readings=...))",
+       ["docs/clients-cute.md CU10", "docs/hazards.md"]),
 )}
 
 

@@ -152,18 +152,24 @@ def test_unpack_upper_readings():
 
 
 def test_k96_m128_legality_follows_the_reading():
-    """§9.7.16.2.1 Table 39, Q-K96-M128 (docs/clients-cute.md CU2): K = 96 with M = 128 is illegal under
-    table-39 and legal (CuTe's sm_103 atoms) under cute-m128; M = 256 cta_group::2 is legal under both."""
-    from reference.tables import check_shape
+    """§9.7.16.2.1 Table 39, Q-K96-M128 (docs/clients-cute.md CU2, CU9): K = 96 with M = 128 is illegal under
+    table-39 and legal (CuTe's sm_103 atoms, CUTLASS example 89) under cute-m128, the pick; M = 256 cta_group::2
+    is legal under both.  The variant matrix reads the same table (``shape_table``)."""
+    from reference.tables import CUTE_K96_ROWS, TABLE_39, check_shape, shape_table
 
+    assert SQ.QUESTIONS["Q-K96-M128"].pick == "cute-m128"
     for cg, n in ((1, 64), (2, 64)):
-        with pytest.raises(SpecError, match="M for kind::mxf4 .* K=96 expects"):
+        with SQ.following({"Q-K96-M128": "table-39"}), pytest.raises(SpecError, match="M for kind::mxf4 .* K=96 expects"):
             check_shape("mxf4", 128, n, cta_group=cg, k96=True)
-        with SQ.following({"Q-K96-M128": "cute-m128"}):
-            assert check_shape("mxf4nvf4", 128, n, cta_group=cg, k96=True).k == 96
+        assert check_shape("mxf4nvf4", 128, n, cta_group=cg, k96=True).k == 96
+    with pytest.raises(SpecError, match="N for kind::mxf4 cta_group::1 dense M=128 expects"):
+        check_shape("mxf4", 128, 8, cta_group=1, k96=True)      # the atoms' N: multiples of 16
     assert check_shape("mxf4", 256, 64, cta_group=2, k96=True).m == (256,)
-    with SQ.following({"Q-K96-M128": "cute-m128"}), pytest.raises(SpecError):
+    with pytest.raises(SpecError):
         check_shape("mxf8f6f4", 128, 64, k96=True)                 # K = 96 stays mxf4 / mxf4nvf4 only
+    assert shape_table() == TABLE_39 + CUTE_K96_ROWS
+    with SQ.following({"Q-K96-M128": "table-39"}):
+        assert shape_table() == TABLE_39
 
 
 def test_kmajor_base32b_legality_and_rows_follow_the_reading():
