@@ -29,6 +29,7 @@ Decisions on ambiguous text (docs/mma.md has the full list):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,15 +119,24 @@ def disabled_elements(op: MmaOp, lane_offset: int = 0) -> np.ndarray:
     """
     if op.disable_output_lane is None:
         return np.zeros((op.m, op.n), dtype=bool)
-    bits = 0
-    for i, word in enumerate(op.disable_output_lane):
-        bits |= word << (32 * i)
     layout = DL.layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     if lane_offset not in layout.lane_alignments:
         raise SpecError(DL.SECTION, "Tensor Memory Datapath Lane Alignment", expects_but_got(
             f"lane alignment of Layout {layout.layout_id}", " or ".join(map(str, layout.lane_alignments)), lane_offset))
-    where = DL.d_placement(layout, op.n, lane_offset)
-    return disabled_lanes(bits, op.cta_group)[where[..., 0], where[..., 1]]
+    reading = resolve("Q-DOL-2CTA", None) if op.cta_group == 2 else None
+    return _disabled_elements(tuple(op.disable_output_lane), layout, op.n, lane_offset, reading).copy()
+
+
+@functools.lru_cache(maxsize=1024)
+def _disabled_elements(words: tuple[int, ...], layout, n: int, lane_offset: int, reading: str | None) -> np.ndarray:
+    """:func:`disabled_elements` of one vector, layout, N and lane alignment (computed once; read-only)."""
+    bits = 0
+    for i, word in enumerate(words):
+        bits |= word << (32 * i)
+    where = DL.d_placement(layout, n, lane_offset)
+    out = disabled_lanes(bits, layout.cta_group, reading)[where[..., 0], where[..., 1]]
+    out.setflags(write=False)
+    return out
 
 
 def disabled_lanes(bits: int, cta_group: int, reading: str | None = None) -> np.ndarray:

@@ -18,6 +18,7 @@ are not what they claim (:class:`OracleError`). Numerics companions compare unde
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -64,11 +65,9 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
             _exact_check(op, hw, sp, case.case_id)
             results = hw
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
-    where = d_placement(layout, op.n, lg.lane_offset)
-    cta, lane, col = where[..., 0], where[..., 1], where[..., 2]
     p = piece(spec, inputs.record, "region")
-    idx = region_index(p, inputs.out_words, cta, lane, col)
-    before = region.before[cta, lane, col]
+    idx, flat, covered = _d_cells(layout, op.n, lg.lane_offset, p, inputs.out_words, region.before.shape)
+    before = region.before.reshape(-1)[flat]
     bits = 16 if op.d_type == "f16" else 32
     d_codes = np.asarray(results.d).astype(np.uint32)
     expected = np.where(results.written, d_codes, before)
@@ -79,10 +78,24 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
     if mode == NUMERICS and numerics == "spec":
         accept = _spec_acceptor(op.d_type, results, before)
     sections = [Section("D", idx, expected, mask, value_type=value_type, accept=accept, labels=("row i", "col j"))]
-    covered = np.zeros(region.before.shape, dtype=bool)
-    covered[cta, lane, col] = True
     sections.append(region_sections("TMEM outside D", p, inputs.out_words, region.before, region.known, exclude=covered))
     return sections
+
+
+@functools.lru_cache(maxsize=1024)
+def _d_cells(layout, n: int, lane_offset: int, p, out_words: int, shape: tuple[int, int, int]):
+    """(output word of each D[i][j], its flat cell in the ``shape`` region, bool cells D covers) of
+    D placed by ``reference.datapath_layouts.d_placement`` (read-only; one per layout, N, lane
+    alignment, output piece and region shape)."""
+    where = d_placement(layout, n, lane_offset)
+    cta, lane, col = where[..., 0], where[..., 1], where[..., 2]
+    idx = region_index(p, out_words, cta, lane, col)
+    flat = np.ravel_multi_index((cta, lane, col), shape)
+    covered = np.zeros(shape, dtype=bool)
+    covered[cta, lane, col] = True
+    for arr in (idx, flat, covered):
+        arr.setflags(write=False)
+    return idx, flat, covered
 
 
 def _spec_acceptor(d_type: str, res, before):
