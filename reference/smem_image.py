@@ -16,7 +16,7 @@ the two readings of the spec against each other.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -51,11 +51,40 @@ class SmemImage:
 # pack: logical matrix -> image (addresses from SmemLayout)
 # ---------------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=512)
+PATTERN_PERIOD = 1024     # bytes: every swizzle functor of Table 41 reads address bits below 10 only
+
+
 def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str):
-    """(bit address of each element (row-major, read-only), touched unit offsets, lo, hi) of an
-    mn×k tile in ``layout``; SpecError when two elements share bits.  Depends on the layout and
-    the readings of spec questions Q-LBO-KSW and Q-BASE-OFFSET only."""
+    """(bit offset of each element from byte ``lo`` (row-major, read-only), its byte offset when
+    every element starts on a byte (else None), touched unit offsets from ``lo``, lo, hi) of an
+    mn×k tile in ``layout``; SpecError when two elements share bits. Depends on the layout and the
+    readings of spec questions Q-LBO-KSW and Q-BASE-OFFSET only.
+
+    Moving a layout by whole :data:`PATTERN_PERIOD` bytes (its start address, and its absolute
+    leading-dimension address with it) moves every element by the same bytes: the canonical
+    layout's offsets are relative to the start, the absolute mode's jump is the difference of the
+    two addresses, and the swizzle XORs address bits 4-6 (5-6) with bits 7-9 (7-8) of the
+    address minus an anchor that moves with the start or is fixed below 1024 (``128 * base
+    offset``): neither sees bits 10 and up. So the plan is computed once for the layout moved
+    into the first period (:func:`_period_plan`) and only ``lo``/``hi`` move."""
+    shift = layout.start_address - layout.start_address % PATTERN_PERIOD
+    if layout.lbo_mode == "absolute":
+        shift = min(shift, layout.leading_byte_offset - layout.leading_byte_offset % PATTERN_PERIOD)
+    base = layout
+    if shift:
+        moved = {"start_address": layout.start_address - shift}
+        if layout.lbo_mode == "absolute":
+            moved["leading_byte_offset"] = layout.leading_byte_offset - shift
+        try:
+            base = replace(layout, **moved)
+        except SpecError:
+            base, shift = layout, 0
+    rel_bits, starts, units, lo, hi = _period_plan(base, mn, k, lbo_reading, base_reading)
+    return rel_bits, starts, units, lo + shift, hi + shift
+
+
+@functools.lru_cache(maxsize=2048)
+def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str):
     check_extents(mn, k)
     with following({"Q-BASE-OFFSET": base_reading}):
         addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij"),
@@ -67,9 +96,12 @@ def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_readi
     lo = min(int(addresses.min()) // 128 * 16, layout.start_address)
     hi = int(addresses.max()) // 128 * 16 + 16
     units = np.unique(ordered // 128 * 16 - lo)
-    addresses.flags.writeable = False
-    units.flags.writeable = False
-    return addresses, units, lo, hi
+    rel_bits = addresses - lo * 8
+    starts = rel_bits // 8 if layout.storage.bits % 8 == 0 and not (addresses % 8).any() else None
+    for arr in (rel_bits, starts, units):
+        if arr is not None:
+            arr.flags.writeable = False
+    return rel_bits, starts, units, lo, hi
 
 
 def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
@@ -90,17 +122,16 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     if int(codes.max()) >> bits:
         raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
     mn, k = codes.shape
-    addresses, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"))
+    rel_bits, starts, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"))
     flat = codes.ravel()
-    if bits % 8 == 0 and not (addresses % 8).any():      # whole bytes: write byte j of every element
+    if starts is not None:      # whole bytes: write byte j of every element
         image = np.full(hi - lo, fill, dtype=np.uint8)
-        starts = addresses // 8 - lo
         for j in range(bits // 8):
             image[starts + j] = (flat >> np.uint64(8 * j)) & np.uint64(0xFF)
     else:
         image_bits = np.unpackbits(np.full(hi - lo, fill, dtype=np.uint8), bitorder="little")
         for b in range(bits):  # bit b of every element; positions are distinct (checked above)
-            image_bits[addresses + b - lo * 8] = (flat >> np.uint64(b)) & np.uint64(1)
+            image_bits[rel_bits + b] = (flat >> np.uint64(b)) & np.uint64(1)
         image = np.packbits(image_bits, bitorder="little")
     if layout.storage.padded:  # padding bits of every touched unit are zero (TMA writes them)
         data_bytes = layout.storage.data_bits // 8
