@@ -293,10 +293,10 @@ def _special(a, b, c, sa, sb) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _nominal_max(values: np.ndarray, fmt: str) -> int:
     """Largest nominal exponent (step 1) of the nonzero values; a very small number if none."""
-    x = np.abs(values[values != 0])
-    if x.size == 0:
+    top = max(float(values.max(initial=0.0)), -float(values.min(initial=0.0)))     # the largest |value|
+    if top == 0.0:
         return NO_EXP
-    _, e, _ = decompose(np.array([x.max()]), fmt)
+    _, e, _ = decompose(np.array([top]), fmt)
     return int(e[0])
 
 
@@ -329,14 +329,17 @@ def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type:
         bound = [e_prod + e_scale, e_scale]
         q_prod += _lowest_bit(sa) + _lowest_bit(sb)
     bound += [_nominal_max(c, d_type) - c_shift, prm.e_zero]
-    q = min(q_prod, _lowest_bit(c) - c_shift)
+    if q_prod < -NO_EXP // 2 and F.multiples_of_pow2(c, q_prod + c_shift):
+        q = q_prod                          # C's lowest bit is no lower: the min below, without it
+    else:
+        q = min(q_prod, _lowest_bit(c) - c_shift)
     if q > -NO_EXP // 2:                                       # every term is zero
         q = prm.e_zero - prm.fraction_bits
     if q < max(bound) - prm.fraction_bits:
         return None
     aa = a if sa is None else a * sa                           # exact: scales are short (<= 4 bits)
     bb = b if sb is None else b * sb
-    c_term = np.ldexp(c, -c_shift)
+    c_term = np.ldexp(c, -c_shift) if c_shift else c
     if (np.abs(aa) @ np.abs(bb) + np.abs(c_term)).max(initial=0.0) >= np.ldexp(1.0, q + 53):
         return None                                            # a partial sum might round in float64
     exact = aa @ bb + c_term                                   # the exact sum (bound above)

@@ -140,25 +140,14 @@ def _all_exact(abs_a, abs_b, c, total_abs, p_acc, emin_acc) -> bool:
 
     Written as g >= G, G = max(emin - P + 1, floor(log2 max S) - P + 1) (the two conditions;
     integers): the lsb of the small A and B, and for C (M x N) only whether every element is a
-    multiple of 2^G (:func:`_multiples_of`), which is cheaper than its lsb."""
+    multiple of 2^G (``formats.multiples_of_pow2``), which is cheaper than its lsb."""
     s_max = float(total_abs.max(initial=0.0))
     if s_max == 0.0:
         return True
     log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
     g_min = max(emin_acc - p_acc + 1, log_s - p_acc + 1)
     g_prod = int(lsb_exponent(abs_a).min(initial=1 << 40)) + int(lsb_exponent(abs_b).min(initial=1 << 40))
-    return g_prod >= g_min and _multiples_of(c, g_min)
-
-
-def _multiples_of(x: np.ndarray, g: int) -> bool:
-    """Whether every element of the finite float64 ``x`` is an integer multiple of 2^g (lsb_exponent
-    >= g; zeros are): x * 2^-g is exact unless it underflows or overflows. Underflow: only a nonzero
-    element below 2^g, no multiple, caught by the count of nonzeros. Overflow (Inf, which passes the
-    floor test): only |x| > 2^(1024 + g) with g < 0, whose last set bit is above 2^(971 + g) > 2^g:
-    a multiple."""
-    y = np.multiply(x, 2.0 ** -g)
-    whole = bool((np.floor(y) == y).all())
-    return whole and np.count_nonzero(y) == np.count_nonzero(x)
+    return g_prod >= g_min and F.multiples_of_pow2(c, g_min)
 
 
 def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut=True):

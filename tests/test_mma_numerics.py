@@ -465,3 +465,18 @@ def test_spec_all_exact_equals_its_lsb_definition(seed, c_exp, c_spread, acc, ab
     log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
     want = s_max == 0.0 or (g >= emin_acc - p_acc + 1 and log_s < g + p_acc)
     assert NS._all_exact(abs_a, abs_b, c, total, p_acc, emin_acc) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), e=st.integers(-1074, 1000), spread=st.integers(0, 80),
+       g=st.integers(-1200, 1100), zeros=st.booleans())
+def test_multiples_of_pow2_is_the_lsb_test(seed, e, spread, g, zeros):
+    """``formats.multiples_of_pow2(x, g)`` (the models' cheap exactness test) is "every lsb >= g",
+    from subnormal to near the top of float64 (where x * 2^-g under- or overflows)."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-(1 << 30), 1 << 30, 12).astype(np.float64)
+    x = np.ldexp(x, np.minimum(e + rng.integers(0, spread + 1, 12), 993))
+    if zeros:
+        x[::3] = 0.0
+    want = bool((NS.lsb_exponent(x[x != 0]) >= g).all())
+    assert F.multiples_of_pow2(x, g) == want
