@@ -368,6 +368,22 @@ def encode(fmt: str | Format, values, *, rounding: str = "rne") -> np.ndarray:
     return _encode_float(f, x, rounding)
 
 
+def exact_codes(fmt: str | Format, values) -> np.ndarray | None:
+    """Codes of ``values`` when every one is exactly a finite value of the format (what
+    :func:`encode` gives them, in one pass instead of :func:`is_representable` then :func:`encode`),
+    else None. Formats whose storage type is not the format take those two steps."""
+    f = get_format(fmt)
+    if f.name not in _EXACT_STORAGE:
+        x = np.asarray(values)
+        return encode(f, x) if is_representable(f, x).all() else None
+    x = _as_float64(f, values)
+    with np.errstate(all="ignore"):
+        storage = x.astype(_STORAGE_TYPE[f.name])
+        if not (np.isfinite(x).all() and (storage.astype(np.float64) == x).all()):
+            return None
+    return storage.view(np.dtype(f"u{storage.dtype.itemsize}")).astype(f.code_dtype)
+
+
 def is_representable(fmt: str | Format, values) -> np.ndarray:
     """True where a value is finite and exactly a value of the format (encode would not round)."""
     f = get_format(fmt)

@@ -95,7 +95,8 @@ def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_rea
             "layout", "distinct bits for distinct elements (LBO/SBO too small for the tile)", "overlapping elements"))
     lo = min(int(addresses.min()) // 128 * 16, layout.start_address)
     hi = int(addresses.max()) // 128 * 16 + 16
-    units = np.unique(ordered // 128 * 16 - lo)
+    unit_of = ordered // 128 * 16 - lo                 # sorted: its distinct values are where it steps
+    units = unit_of[np.concatenate(([True], unit_of[1:] != unit_of[:-1]))]
     rel_bits = addresses - lo * 8
     starts = rel_bits // 8 if layout.storage.bits % 8 == 0 and not (addresses % 8).any() else None
     for arr in (rel_bits, starts, units):

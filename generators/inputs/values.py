@@ -62,10 +62,11 @@ def element_values(fmt: str, shape, rng: np.random.Generator, pool=WIDE) -> np.n
 def element_codes(fmt: str, values, rng: np.random.Generator | None = None, *, tf32_noise: bool = False) -> np.ndarray:
     """uint64 codes of exactly representable ``values`` (raises if one is not)."""
     vals = np.asarray(values, dtype=np.float64)
-    if not F.is_representable(fmt, vals).all():
+    codes = F.exact_codes(fmt, vals)
+    if codes is None:
         bad = vals[~F.is_representable(fmt, vals)]
         raise ValueError(f"value pool expects values exact in {fmt}, but got {bad[:4].tolist()}")
-    codes = F.encode(fmt, vals).astype(np.uint64)
+    codes = codes.astype(np.uint64)
     if fmt == "tf32" and tf32_noise and rng is not None:
         codes |= rng.integers(0, TF32_HALF_UNIT, size=codes.shape).astype(np.uint64)
     return codes

@@ -98,10 +98,16 @@ def region_index(p: OutPiece, out_words: int, cta, lane, column) -> np.ndarray:
     return (np.asarray(cta) * out_words + p.offset + np.asarray(lane) * p.cols + np.asarray(column)).astype(np.int64)
 
 
-@functools.lru_cache(maxsize=1024)
 def region_grid(p: OutPiece, out_words: int, ctas: int, ncols: int) -> np.ndarray:
     """``int64[ctas * 128, ncols]`` (read-only): the output word of every cell of a region piece
-    (:func:`region_index` over all CTAs, lanes and columns; one per piece, output size and shape)."""
+    (:func:`region_index` over all CTAs, lanes and columns; one per offset, width, output size and
+    shape: the piece's Tensor Memory column does not move its words)."""
+    return _region_grid(p.offset, p.cols, out_words, ctas, ncols)
+
+
+@functools.lru_cache(maxsize=1024)
+def _region_grid(offset: int, cols: int, out_words: int, ctas: int, ncols: int) -> np.ndarray:
+    p = OutPiece("region", offset, LANES, cols)
     c, lane, col = np.meshgrid(np.arange(ctas), np.arange(LANES), np.arange(ncols), indexing="ij")
     idx = region_index(p, out_words, c, lane, col).reshape(ctas * LANES, ncols)
     idx.setflags(write=False)

@@ -25,8 +25,10 @@ import numpy as np
 
 from conformance.harness.oracles.common import (
     FULL,
+    LANES,
     Expected,
     OracleError,
+    OutPiece,
     Section,
     piece,
     region_index,
@@ -66,7 +68,8 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
             results = hw
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     p = piece(spec, inputs.record, "region")
-    idx, flat, covered = _d_cells(layout, op.n, lg.lane_offset, p, inputs.out_words, region.before.shape)
+    idx, flat, covered = _d_cells(layout, op.n, lg.lane_offset, p.offset, p.cols, inputs.out_words,
+                                  region.before.shape)
     before = region.before.reshape(-1)[flat]
     bits = 16 if op.d_type == "f16" else 32
     d_codes = np.asarray(results.d).astype(np.uint32)
@@ -83,10 +86,11 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
 
 
 @functools.lru_cache(maxsize=1024)
-def _d_cells(layout, n: int, lane_offset: int, p, out_words: int, shape: tuple[int, int, int]):
+def _d_cells(layout, n: int, lane_offset: int, offset: int, cols: int, out_words: int, shape: tuple[int, int, int]):
     """(output word of each D[i][j], its flat cell in the ``shape`` region, bool cells D covers) of
     D placed by ``reference.datapath_layouts.d_placement`` (read-only; one per layout, N, lane
-    alignment, output piece and region shape)."""
+    alignment, region piece (its first word and width) and region shape)."""
+    p = OutPiece("region", offset, LANES, cols)
     where = d_placement(layout, n, lane_offset)
     cta, lane, col = where[..., 0], where[..., 1], where[..., 2]
     idx = region_index(p, out_words, cta, lane, col)
