@@ -32,7 +32,9 @@ from reference.smem_layout import (
     check_extents,
     check_tile,
     element_storage,
+    first_period,
 )
+from reference.spec_questions import following, reading
 
 SECTION = "9.7.16.3"
 CORE_MATRIX_BYTES = 8 * UNIT_BYTES   # 8 rows of one 16-byte unit
@@ -88,8 +90,17 @@ def choose_layout(major: str, swizzle: str, dtype: str, mn: int, k: int, start_a
 
 
 def image_extent(layout: SmemLayout, mn: int, k: int) -> tuple[int, int]:
-    """[lo, hi): the byte range of 16-byte units an mn×k tile touches (lo <= start address; §9.7.16.3.3)."""
-    units = layout.bit_offsets(mn, k) // (8 * UNIT_BYTES) * UNIT_BYTES + layout.start_address
+    """[lo, hi): the byte range of 16-byte units an mn×k tile touches (lo <= start address; §9.7.16.3.3).
+    Computed once per layout moved into its first pattern period (``smem_layout.first_period``)."""
+    base, shift = first_period(layout)
+    lo, hi = _period_extent(base, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"))
+    return lo + shift, hi + shift
+
+
+@functools.lru_cache(maxsize=2048)
+def _period_extent(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str) -> tuple[int, int]:
+    with following({"Q-LBO-KSW": lbo_reading, "Q-BASE-OFFSET": base_reading}):
+        units = layout.bit_offsets(mn, k) // (8 * UNIT_BYTES) * UNIT_BYTES + layout.start_address
     return min(int(units.min()), layout.start_address), int(units.max()) + UNIT_BYTES
 
 

@@ -16,7 +16,7 @@ the two readings of the spec against each other.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from reference.smem_layout import (
     check_combination,
     check_extents,
     element_storage,
+    first_period,
     pattern_anchor,
     swizzled_k_unit_stride,
 )
@@ -51,34 +52,13 @@ class SmemImage:
 # pack: logical matrix -> image (addresses from SmemLayout)
 # ---------------------------------------------------------------------------------------------
 
-PATTERN_PERIOD = 1024     # bytes: every swizzle functor of Table 41 reads address bits below 10 only
-
-
 def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str):
     """(bit offset of each element from byte ``lo`` (row-major, read-only), its byte offset when
     every element starts on a byte (else None), touched unit offsets from ``lo``, lo, hi) of an
     mn×k tile in ``layout``; SpecError when two elements share bits. Depends on the layout and the
-    readings of spec questions Q-LBO-KSW and Q-BASE-OFFSET only.
-
-    Moving a layout by whole :data:`PATTERN_PERIOD` bytes (its start address, and its absolute
-    leading-dimension address with it) moves every element by the same bytes: the canonical
-    layout's offsets are relative to the start, the absolute mode's jump is the difference of the
-    two addresses, and the swizzle XORs address bits 4-6 (5-6) with bits 7-9 (7-8) of the
-    address minus an anchor that moves with the start or is fixed below 1024 (``128 * base
-    offset``): neither sees bits 10 and up. So the plan is computed once for the layout moved
-    into the first period (:func:`_period_plan`) and only ``lo``/``hi`` move."""
-    shift = layout.start_address - layout.start_address % PATTERN_PERIOD
-    if layout.lbo_mode == "absolute":
-        shift = min(shift, layout.leading_byte_offset - layout.leading_byte_offset % PATTERN_PERIOD)
-    base = layout
-    if shift:
-        moved = {"start_address": layout.start_address - shift}
-        if layout.lbo_mode == "absolute":
-            moved["leading_byte_offset"] = layout.leading_byte_offset - shift
-        try:
-            base = replace(layout, **moved)
-        except SpecError:
-            base, shift = layout, 0
+    readings of spec questions Q-LBO-KSW and Q-BASE-OFFSET only; computed once for the layout
+    moved into its first 1024-byte pattern period (``smem_layout.first_period``), then moved back."""
+    base, shift = first_period(layout)
     rel_bits, starts, units, lo, hi = _period_plan(base, mn, k, lbo_reading, base_reading)
     return rel_bits, starts, units, lo + shift, hi + shift
 

@@ -46,7 +46,7 @@ start address inside a 128B row and keeps base offset 0, ``make_umma_desc``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -308,6 +308,34 @@ class SmemLayout:
         """``(mn, k)`` int64 array: bit offset of every element of an mn×k tile from the start address."""
         rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(k, dtype=np.int64), indexing="ij")
         return self.bit_addresses(rows, cols) - self.start_address * 8
+
+
+PATTERN_PERIOD = 1024     # bytes: every swizzle functor of Table 41 reads address bits below 10 only
+
+
+def first_period(layout: SmemLayout) -> tuple[SmemLayout, int]:
+    """(``layout`` moved down by whole :data:`PATTERN_PERIOD` bytes, the bytes it moved): every
+    element of the moved layout sits exactly that many bytes lower (plans of addresses are
+    computed once per period and moved back).
+
+    Why: the canonical layout's offsets are relative to the start address; the absolute
+    leading-dimension mode's jump is the difference of its two addresses (both move); the swizzle
+    XORs address bits 4-6 (5-6) with bits 7-9 (7-8) of the address minus an anchor that moves
+    with the start (``start-phase``) or is fixed below 1024 (``128 * base offset``, the pick of
+    Q-BASE-OFFSET): neither reads bits 10 and up. A move whose layout would not be legal is not
+    made (moved 0)."""
+    shift = layout.start_address - layout.start_address % PATTERN_PERIOD
+    if layout.lbo_mode == "absolute":
+        shift = min(shift, layout.leading_byte_offset - layout.leading_byte_offset % PATTERN_PERIOD)
+    if not shift:
+        return layout, 0
+    moved = {"start_address": layout.start_address - shift}
+    if layout.lbo_mode == "absolute":
+        moved["leading_byte_offset"] = layout.leading_byte_offset - shift
+    try:
+        return replace(layout, **moved), shift
+    except SpecError:
+        return layout, 0
 
 
 def check_combination(major: str, swizzle: str, storage: ElementStorage) -> None:

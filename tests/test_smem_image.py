@@ -158,7 +158,8 @@ def test_pack_plan_moves_with_whole_pattern_periods(tile, periods, base_offset, 
     """``pack`` computes a layout's addresses once per 1024-byte period: the plan of a layout
     ``periods`` periods up equals the one computed at its own address (under both readings of
     Q-BASE-OFFSET), also in absolute leading-dimension mode (both addresses move)."""
-    from reference.smem_image import PATTERN_PERIOD, _pack_plan, _period_plan
+    from reference.smem_image import _pack_plan, _period_plan
+    from reference.smem_layout import PATTERN_PERIOD
 
     major, swizzle, dtype, kind, mn, k, start, pattern = tile
     if absolute:
