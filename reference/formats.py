@@ -38,6 +38,7 @@ truncates them); encode rounds to 10 mantissa bits and writes those 13 bits as 0
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -210,8 +211,21 @@ def decode(fmt: str | Format, codes, reading: str | None = None) -> np.ndarray:
     if f.name == "tf32" and resolve("Q-TF32-TRUNC", reading) == "round-nearest":
         c = tf32_rounded(c)
     c = np.asarray(c & ~np.array(_IGNORED_BITS.get(f.name, 0), dtype=f.code_dtype))
+    if f.container_bits <= 16:           # the same cast, once per code: a table lookup
+        return _value_table(f.name)[c]
     with np.errstate(invalid="ignore"):  # NaN codes cast to NaN
         return c.view(_STORAGE_TYPE[f.name]).astype(np.float64)
+
+
+@functools.lru_cache(maxsize=None)
+def _value_table(name: str) -> np.ndarray:
+    """float64 value of every code of a format of at most 16 bits (:func:`decode`'s cast, once)."""
+    f = FORMATS[name]
+    codes = np.arange(1 << f.container_bits).astype(f.code_dtype)
+    with np.errstate(invalid="ignore"):
+        table = codes.view(_STORAGE_TYPE[f.name]).astype(np.float64)
+    table.setflags(write=False)
+    return table
 
 
 def is_nan_code(fmt: str | Format, codes) -> np.ndarray:
