@@ -26,6 +26,8 @@ of that question (``generators.probes``) sets bit 12.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from reference import formats as F
@@ -52,11 +54,22 @@ def element_values(fmt: str, shape, rng: np.random.Generator, pool=WIDE) -> np.n
         if vals.size >= 3:
             vals.flat[rng.choice(vals.size, 3, replace=False)] = (lo, hi, 0)
         return vals.astype(np.float64)
-    fmt_info = F.get_format(fmt)
-    normal = [v for v in pool if v >= 2.0 ** (1 - fmt_info.bias)]    # no subnormal inputs: the spec model
-    mags = rng.choice(np.asarray(normal, dtype=np.float64), size=shape)   # leaves their handling open
-    signs = rng.choice(np.array([-1.0, 1.0]), size=shape)
+    mags = rng.choice(_normal_pool(fmt, tuple(pool)), size=shape)   # no subnormal inputs: the spec model
+    signs = rng.choice(SIGNS, size=shape)                             # leaves their handling open
     return mags * signs
+
+
+SIGNS = np.array([-1.0, 1.0])
+SIGNS.setflags(write=False)
+
+
+@functools.lru_cache(maxsize=None)
+def _normal_pool(fmt: str, pool: tuple[float, ...]) -> np.ndarray:
+    """The values of ``pool`` that are normal in ``fmt`` (float64, read-only; one per format and pool)."""
+    fmt_info = F.get_format(fmt)
+    out = np.asarray([v for v in pool if v >= 2.0 ** (1 - fmt_info.bias)], dtype=np.float64)
+    out.setflags(write=False)
+    return out
 
 
 def element_codes(fmt: str, values, rng: np.random.Generator | None = None, *, tf32_noise: bool = False) -> np.ndarray:
