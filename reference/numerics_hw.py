@@ -43,6 +43,7 @@ below 2^(q + 53)) is rounded by the same step 4. Exact-by-construction inputs al
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,8 +107,7 @@ def decompose(values: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray, int
     non-finite values get m = 0 (zero's exponent is replaced by ``e_zero`` by the caller).
     """
     f = F.get_format(fmt)
-    # ue8m0 has no subnormals: 2^-127 is its smallest value (emin = -bias); others emin = 1 - bias
-    p, emin = f.mantissa_bits, (-f.bias if f.mantissa_bits == 0 else 1 - f.bias)
+    p, emin = f.mantissa_bits, _emin(f)
     x = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(x) & (x != 0)
     safe = np.where(finite, x, 1.0)
@@ -115,6 +115,12 @@ def decompose(values: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray, int
     e = np.maximum(e2 - 1, emin)
     m = np.where(finite, np.ldexp(safe, p - e), 0.0).astype(np.int64)    # exact: x has <= p fraction bits
     return m, e.astype(np.int64), p
+
+
+def _emin(f) -> int:
+    """The smallest nominal exponent of a format: 1 - bias; ue8m0 has no subnormals: 2^-127 is its
+    smallest value (emin = -bias)."""
+    return -f.bias if f.mantissa_bits == 0 else 1 - f.bias
 
 
 def _bit_length(mag: np.ndarray) -> np.ndarray:
@@ -296,8 +302,7 @@ def _nominal_max(values: np.ndarray, fmt: str) -> int:
     top = max(float(values.max(initial=0.0)), -float(values.min(initial=0.0)))     # the largest |value|
     if top == 0.0:
         return NO_EXP
-    _, e, _ = decompose(np.array([top]), fmt)
-    return int(e[0])
+    return max(math.frexp(top)[1] - 1, _emin(F.get_format(fmt)))     # decompose's e, for one value
 
 
 def _lowest_bit(values: np.ndarray) -> int:
