@@ -382,6 +382,30 @@ def encode(fmt: str | Format, values, *, rounding: str = "rne") -> np.ndarray:
     return _encode_float(f, x, rounding)
 
 
+def product_sums_where_nonfinite(aa: np.ndarray, bb: np.ndarray, c) -> np.ndarray:
+    """M x N: the IEEE float64 sum ``(aa[m, :] * bb[:, n]).sum() + c[m, n]`` (numpy's products and
+    sum, as ``(aa[:, None, :] * bb.T[None, :, :]).sum(axis=-1) + c`` computes it) wherever it can
+    be NaN or Inf, and 0.0 elsewhere: for finding non-finite results only (``isnan``/``isinf``).
+
+    It can be non-finite only where a factor or C is, or where the sum of |terms| reaches the top
+    of float64 (a product or a partial sum overflowing); elsewhere every product and partial sum
+    is finite. The bound comes from a matmul of the finite magnitudes (within a factor 1 + K 2^-52
+    of the exact one), against 2^1000: far enough below 2^1024. Where a finite partial sum does
+    overflow float64 the result is an IEEE sum in numpy's order for a 2-D array, which may differ
+    from the 3-D expression's (NaN against Inf); values of the MMA formats never get there
+    (|term| <= 2^(2*128 + 2*127), K <= 2^10)."""
+    aa, bb = np.asarray(aa, dtype=np.float64), np.asarray(bb, dtype=np.float64)
+    c = np.broadcast_to(np.asarray(c, dtype=np.float64), (aa.shape[0], bb.shape[1]))
+    fin_a, fin_b, fin_c = np.isfinite(aa), np.isfinite(bb), np.isfinite(c)
+    with np.errstate(invalid="ignore", over="ignore"):
+        bound = np.where(fin_a, np.abs(aa), 0.0) @ np.where(fin_b, np.abs(bb), 0.0) + np.where(fin_c, np.abs(c), 0.0)
+        maybe = ~fin_a.all(axis=1)[:, None] | ~fin_b.all(axis=0)[None, :] | ~fin_c | ~(bound < 2.0 ** 1000)
+        rows, cols = np.nonzero(maybe)
+        out = np.zeros(c.shape)
+        out[rows, cols] = (aa[rows] * bb.T[cols]).sum(axis=-1) + c[rows, cols]
+    return out
+
+
 def exact_codes(fmt: str | Format, values) -> np.ndarray | None:
     """Codes of ``values`` when every one is exactly a finite value of the format (what
     :func:`encode` gives them, in one pass instead of :func:`is_representable` then :func:`encode`),

@@ -289,11 +289,10 @@ def _special(a, b, c, sa, sb) -> tuple[np.ndarray, np.ndarray] | None:
     arrays = [a, b, c] + ([sa, sb] if sa is not None else [])
     if all(np.isfinite(x).all() for x in arrays):
         return None
-    aa = a if sa is None else a * sa
-    bb = b if sb is None else b * sb
     with np.errstate(invalid="ignore", over="ignore"):
-        prod = aa[:, None, :] * bb.T[None, :, :]
-        total = prod.sum(axis=-1) + c
+        aa = a if sa is None else a * sa
+        bb = b if sb is None else b * sb
+    total = F.product_sums_where_nonfinite(aa, bb, c)       # finite stand-ins where it is finite
     return np.isnan(total), total
 
 

@@ -102,9 +102,8 @@ def _subnormal(values: np.ndarray, fmt: str) -> np.ndarray:
 
 
 def _special(aa: np.ndarray, bb: np.ndarray, c: np.ndarray):
-    with np.errstate(invalid="ignore", over="ignore"):
-        total = (aa[:, None, :] * bb.T[None, :, :]).sum(axis=-1) + c
-    return total
+    """The IEEE sum of products and C where it is not finite (finite stand-ins elsewhere)."""
+    return F.product_sums_where_nonfinite(aa, bb, c)
 
 
 def spec_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None, sb=None,
