@@ -57,7 +57,7 @@ def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_readi
     every element starts on a byte (else None), touched unit offsets from ``lo``, lo, hi) of an
     mn×k tile in ``layout``; SpecError when two elements share bits. Depends on the layout and the
     readings of spec questions Q-LBO-KSW and Q-BASE-OFFSET only; computed once for the layout
-    moved into its first 1024-byte pattern period (``smem_layout.first_period``), then moved back."""
+    moved into its first pattern period (``smem_layout.first_period``), then moved back."""
     base, shift = first_period(layout)
     rel_bits, starts, units, lo, hi = _period_plan(base, mn, k, lbo_reading, base_reading)
     return rel_bits, starts, units, lo + shift, hi + shift
