@@ -67,7 +67,7 @@ def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_readi
 def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str):
     check_extents(mn, k)
     with following({"Q-BASE-OFFSET": base_reading}):
-        addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij"),
+        addresses = layout.bit_addresses(np.arange(mn)[:, None], np.arange(k)[None, :],     # broadcast: mn x k
                                          lbo_reading=lbo_reading).ravel()
     ordered = np.sort(addresses)
     if (ordered[1:] == ordered[:-1]).any():

@@ -306,7 +306,7 @@ class SmemLayout:
 
     def bit_offsets(self, mn: int, k: int) -> np.ndarray:
         """``(mn, k)`` int64 array: bit offset of every element of an mn×k tile from the start address."""
-        rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(k, dtype=np.int64), indexing="ij")
+        rows, cols = np.arange(mn, dtype=np.int64)[:, None], np.arange(k, dtype=np.int64)[None, :]   # broadcast
         return self.bit_addresses(rows, cols) - self.start_address * 8
 
 
