@@ -53,8 +53,9 @@ class SmemImage:
 # ---------------------------------------------------------------------------------------------
 
 def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str):
-    """(bit offset of each element from byte ``lo`` (row-major, read-only), its byte offset when
-    every element starts on a byte (else None), touched unit offsets from ``lo``, lo, hi) of an
+    """(bit offset of each element from byte ``lo`` (row-major, read-only), when every element
+    starts on a byte the offsets of its bytes, least significant first (else None), touched unit
+    offsets from ``lo``, lo, hi) of an
     mn×k tile in ``layout``; SpecError when two elements share bits. Depends on the layout and the
     readings of spec questions Q-LBO-KSW and Q-BASE-OFFSET only; computed once for the layout
     moved into its first pattern period (``smem_layout.first_period``), then moved back."""
@@ -78,7 +79,9 @@ def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_rea
     unit_of = ordered // 128 * 16 - lo                 # sorted: its distinct values are where it steps
     units = unit_of[np.concatenate(([True], unit_of[1:] != unit_of[:-1]))]
     rel_bits = addresses - lo * 8
-    starts = rel_bits // 8 if layout.storage.bits % 8 == 0 and not (addresses % 8).any() else None
+    starts = None
+    if layout.storage.bits % 8 == 0 and not (addresses % 8).any():
+        starts = (rel_bits[:, None] // 8 + np.arange(layout.storage.bits // 8)).ravel()    # element, byte
     for arr in (rel_bits, starts, units):
         if arr is not None:
             arr.flags.writeable = False
@@ -105,10 +108,9 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     mn, k = codes.shape
     rel_bits, starts, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"))
     flat = codes.ravel()
-    if starts is not None:      # whole bytes: write byte j of every element
+    if starts is not None:      # whole bytes: byte j of every element (little-endian) at its offset
         image = np.full(hi - lo, fill, dtype=np.uint8)
-        for j in range(bits // 8):
-            image[starts + j] = (flat >> np.uint64(8 * j)) & np.uint64(0xFF)
+        image[starts] = flat.astype(f"<u{bits // 8}").view(np.uint8)
     else:
         image_bits = np.unpackbits(np.full(hi - lo, fill, dtype=np.uint8), bitorder="little")
         for b in range(bits):  # bit b of every element; positions are distinct (checked above)
