@@ -120,6 +120,12 @@ def distinct_f32_words(rng: np.random.Generator, shape) -> np.ndarray:
 
 
 def class_codes(fmt: str) -> dict[str, int]:
+    """See :func:`_class_codes` (a fresh dict; computed once per format)."""
+    return dict(_class_codes(fmt))
+
+
+@functools.lru_cache(maxsize=None)
+def _class_codes(fmt: str) -> dict[str, int]:
     """One code per special value class of floating-point ``fmt`` that it has (§5.2.1, §5.2.3; OCP
     MX v1.0 §5.3): -0, the smallest subnormal, the smallest and largest normal, minus the largest,
     +-Inf, a NaN, and +0 where the format has no sign (numerics companions, issue 15). Normal:
