@@ -187,7 +187,7 @@ def test_pack_plan_moves_with_whole_pattern_periods(tile, periods, base_offset, 
         with following({"Q-BASE-OFFSET": base_reading}):
             units = moved.bit_offsets(mn, k) // 128 * 16 + moved.start_address
             assert image_extent(moved, mn, k) == (min(int(units.min()), moved.start_address), int(units.max()) + 16)
-        for got, want in zip(shifted[:3], direct[:3]):
+        for got, want in zip(shifted[:3], direct[:3], strict=True):
             assert (got is None and want is None) or np.array_equal(got, want)
 
 
