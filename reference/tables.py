@@ -17,7 +17,6 @@ Contents
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from reference.errors import SpecError, expects_but_got
@@ -322,7 +321,6 @@ SWIZZLES: tuple[str, ...] = ("none", "128B_base32B", "128B", "64B", "32B")
 MAJORS: tuple[str, ...] = ("K", "MN")
 
 
-@functools.lru_cache(maxsize=None)
 def table52_swizzles(type_bits: int, major: str) -> tuple[str, ...]:
     """Swizzle modes allowed for an operand whose elements take ``type_bits`` bits of shared memory (Table 52).
 

@@ -20,7 +20,6 @@ lane alignment 16 in half of their cases (§9.7.16.10.5 table); the synchronizat
 
 from __future__ import annotations
 
-import functools
 import zlib
 from dataclasses import dataclass, replace
 
@@ -363,16 +362,9 @@ def _scale_region(codes: np.ndarray, scale_id: int, rng, by_half: bool = False) 
     """Scale factors at byte ``scale_id`` of their cells; the other bytes random (same in every quarter).
     ``by_half``: B's halves in quarters 0-1 and 2-3 (spec question Q-SFB-2X2)."""
     cells = TO.pack_scale_factors(codes, scale_id, by_half)
-    noise = np.tile(V.random_words(rng, (32, cells.shape[1])), (4, 1)) & ~_scale_bytes(np.shape(codes), scale_id, by_half)
+    keep = TO.pack_scale_factors(np.full(np.shape(codes), 0xFF), scale_id, by_half)     # the bytes the MMA reads
+    noise = np.tile(V.random_words(rng, (32, cells.shape[1])), (4, 1)) & ~keep
     return cells | noise
-
-
-@functools.lru_cache(maxsize=256)
-def _scale_bytes(shape: tuple[int, int], scale_id: int, by_half: bool) -> np.ndarray:
-    """The bytes of a scale-factor region the MMA reads (all-ones codes placed; read-only)."""
-    keep = TO.pack_scale_factors(np.full(shape, 0xFF), scale_id, by_half)
-    keep.setflags(write=False)
-    return keep
 
 
 def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0, column: int = D_COL) -> TmemRegion:
