@@ -11,7 +11,9 @@ passes the comparison of exactly the reading it follows (``conformance.harness.p
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Callable
 
 import numpy as np
@@ -19,7 +21,9 @@ import numpy as np
 from generators.inputs import NUMERICS, SEMANTIC, CaseInputs, seed_of, synthesize
 from generators.params import Case
 from reference.numerics_hw import ALIGN_QUESTION_KINDS
+from reference.smem_descriptor import SmemDescriptor
 from reference.spec_questions import QUESTIONS, following, is_explicit, question
+from reference.spec_questions import reading as _reading
 from reference.tables import BLOCK_SCALED_KINDS
 
 
@@ -34,14 +38,24 @@ class Probe:
     inputs: Callable[[Case], CaseInputs] = synthesize
     make_case: Callable[[], Case] | None = None     # a case built here when no smoke case fits
     refused: tuple[str, ...] = ()     # readings under which the device refuses the kernel (a legality question)
+    # readings under which the kernel's outcome is undefined (a legality question about a runtime
+    # descriptor value, which no assembler refuses): a refused launch, or a completed one whose D
+    # no other reading predicts, matches them
+    undefined: tuple[str, ...] = ()
+
+    def defined(self) -> tuple[str, ...]:
+        """The readings whose launch has expected values (data placed and D computed as they say)."""
+        return tuple(r for r in QUESTIONS[self.qid].reading_ids() if r not in self.refused + self.undefined)
 
 
 def _mma_case(kind: str, m: int, n: int, *, cta_group: int, sparse: bool, ws: bool = False,
-              combo=lambda t: True, rows=None, readings=None, **want) -> Callable[[], Case]:
+              combo=lambda t: True, rows=None, readings=None, layouts=None, **want) -> Callable[[], Case]:
     """A Table-39 MMA case of this shape, outside the smoke level: the first legal combination of
     its row's pairwise covering array (``generators.variants.mma``) with the ``want``ed axis values
     and a type combination ``combo`` accepts (``rows``: these shape rows instead of Table 39's,
-    legal under the spec-question ``readings``)."""
+    legal under the spec-question ``readings``; ``layouts``: ``{"a_operand": ..., "b_layout": ...}``
+    put in place of the wanted ones after the check -- layouts outside the case lists' legal matrix,
+    whose tiles must be legal under ``readings``)."""
     def build() -> Case:
         from generators.variants import mma as VM
         from reference import tables as T
@@ -55,15 +69,55 @@ def _mma_case(kind: str, m: int, n: int, *, cta_group: int, sparse: bool, ws: bo
                     for r in VM.covering_rows(row):
                         r = {**r, **want}
                         if VM._valid(base, r) and r["a_operand"] != "tmem" and r["lbo_mode"] == "relative":
-                            return VM.make_mma_case(base, r)
+                            r = {**r, **(layouts or {})}
+                            if _tiles_legal(base, r):
+                                return VM.make_mma_case(base, r)
         raise LookupError(f"no legal kind::{kind} M={m} N={n} cta_group::{cta_group} case")
     return build
+
+
+def _tiles_legal(base, r) -> bool:
+    """Whether both shared-memory tiles of an MMA case have a canonical layout under the readings
+    in force (``reference.smem_choice.choose_layout``: Tables 52-53, the K extent of a swizzle row)."""
+    from generators.variants.common import parse_layout, spec_ok
+    from reference.smem_choice import choose_layout
+
+    row, c = base.row, base.combo
+    k_a = row.k // 2 if row.sparse else row.k
+    tiles = [(r["b_layout"], c.b_type, row.k)] + ([(r["a_operand"], c.a_type, k_a)] if r["a_operand"] != "tmem" else [])
+    for layout, dtype, k in tiles:
+        swizzle, major = parse_layout(layout)
+        if not spec_ok(partial(choose_layout, major, swizzle, dtype, 8, k, kind=row.kind)):
+            return False
+    return True
 
 
 def _cute_k96_rows():
     from reference.tables import CUTE_K96_ROWS
 
     return CUTE_K96_ROWS
+
+
+def _kmajor_base32b_case() -> Case:
+    """Q-KMAJOR-BASE32B: a kind::f16 cta_group::1 M = 128 MMA with A and B K-major in 128B_base32B
+    (legal only under legal-8-rows / legal-4-rows, so built outside the case lists): the first type
+    combination and N, in Table 39's order, whose synthesized tiles start on a 32-byte chunk with
+    base offset 0 (so the probe does not depend on Q-BASE-OFFSET as well)."""
+    from reference.tables import TYPE_COMBOS, shape_rows
+
+    readings = {"Q-KMAJOR-BASE32B": "legal-8-rows"}
+    row = next(r for r in shape_rows("f16", ws=False, cta_group=1, sparse=False) if 128 in r.m)
+    for types, n in itertools.product(TYPE_COMBOS["f16"], row.n):
+        case = _mma_case("f16", 128, n, cta_group=1, sparse=False, combo=types.__eq__, readings=readings,
+                         a_operand="sw128_k", b_layout="sw128_k",
+                         layouts={"a_operand": "sw128b32_k", "b_layout": "sw128b32_k"})()
+        with following(readings):
+            record = synthesize(case).record
+        starts = [SmemDescriptor.decode(int(record[key])) for key in ("a_desc", "b_desc")]
+        if all(d.base_offset == 0 and d.start_address % 32 == 0 for d in starts):
+            return case
+    raise LookupError("probe of Q-KMAJOR-BASE32B expects an f16 M=128 case whose tiles start on 32-byte chunks "
+                      "with base offset 0, but got none")
 
 
 def _mma_with(change) -> Callable[[Case], CaseInputs]:
@@ -76,6 +130,21 @@ def _mma_with(change) -> Callable[[Case], CaseInputs]:
         rec, blocks, _, region = MI.place_mma(case.params, logical, rng)
         return CaseInputs(rec, blocks.blocks(), MI.LANES * region.ncols, {"mma": logical, "region": region}, ())
     return build
+
+
+def _a_per_quarter(logical):
+    """Q-WS-A-LANES: under ``own-quarter`` each lane quarter of the .ws layout holds a different A (A's
+    rows rotated by the block number), the expected D of block b being ``a_blocks[b]`` * B; under
+    ``first-quarter`` A sits in the first quarter only (random words in the others), as placed."""
+    from reference.datapath_layouts import layout_for
+    from reference.spec_questions import reading
+    from reference.tmem_mma_operands import quarter_blocks
+
+    op = logical.op
+    if reading("Q-WS-A-LANES") != "own-quarter":
+        return logical
+    blocks = quarter_blocks(layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws))
+    return replace(logical, a_blocks=tuple(np.roll(logical.a, b, axis=0) for b in range(blocks)))
 
 
 def _all_0110(logical):
@@ -215,6 +284,10 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: False, make_case=_mma_case("f16", 128, 64, cta_group=2, sparse=True)),
     Probe("Q-BASE-OFFSET", "tcgen05.mma kind::f16 whose swizzled tile's pattern and start are at block + 128*j "
           "(descriptor base offset j != 0)", _based_tile),
+    Probe("Q-WS-A-LANES", "tcgen05.mma.ws kind::f16 M=32 N=64, A in Tensor Memory: a different A in each lane quarter "
+          "(own-quarter: D column block b reads lanes 32b..32b+31) or A in lanes 0-31 only (first-quarter)",
+          lambda c: c.family == "mma.ws" and _p(c, kind="f16", m=32, a_operand="tmem", sparse=False),
+          _mma_with(_a_per_quarter)),
     Probe("Q-META-0110", "tcgen05.mma.sp kind::f16, every metadata nibble 0b0110",
           lambda c: c.family == "mma.sp" and _p(c, kind="f16", lbo_mode="relative", ashift=False), _mma_with(_all_0110)),
     Probe("Q-META-TMEM", "tcgen05.mma.sp kind::f16 cta_group::1 M=128, random metadata (which lane holds a row's chunks)",
@@ -232,6 +305,10 @@ PROBES: dict[str, Probe] = {p.qid: p for p in (
           lambda c: False, make_case=lambda: _mma_case("mxf4", 128, 64, cta_group=1, sparse=False, rows=_cute_k96_rows(),
                                                        readings={"Q-K96-M128": "cute-m128"}, scale_vec="block32")(),
           refused=("table-39",)),
+    Probe("Q-KMAJOR-BASE32B", "tcgen05.mma kind::f16 cta_group::1 M=128, A and B K-major 128B_base32B "
+          "(descriptor swizzle mode 1; built outside the case lists): D = A*B with 8-row or 4-row SBO groups "
+          "(legal-8-rows, legal-4-rows), or a refused launch / any other D (table-53)",
+          lambda c: False, make_case=_kmajor_base32b_case, undefined=("table-53",)),
     Probe("Q-SFB-2X2", "tcgen05.mma kind::mxf8f6f4 cta_group::2 M=128 N=64, random scale factor per B column: "
           "replicated = all 64 columns in every lane quarter, by-datapath = columns 0-31 in lanes 0-63, 32-63 in 64-127",
           lambda c: False, make_case=_mma_case("mxf8f6f4", 128, 64, cta_group=2, sparse=False)),
@@ -291,10 +368,10 @@ def probe_case(qid: str) -> Case:
 def probe_inputs(qid: str, case: Case) -> dict[str, CaseInputs]:
     """``{reading: inputs placed as that reading says}`` for every reading of ``qid``."""
     probe = PROBES[qid]
-    legal = [r for r in QUESTIONS[qid].reading_ids() if r not in probe.refused]
+    legal = probe.defined()
     out = {}
     for r in QUESTIONS[qid].reading_ids():
-        with following({qid: r if r in legal else legal[0]}):     # a refused reading: the same kernel and data
+        with following({qid: r if r in legal else legal[0]}):     # refused / undefined: the same kernel and data
             out[r] = probe.inputs(case)
     return out
 
@@ -358,10 +435,15 @@ def questions_of(case: Case, mode: str = SEMANTIC, numerics: str = "spec",
             out.append("Q-ZCM-SHIFT")
     if p.get("sparse") and p.get("kind") in ("f16", "tf32") and p.get("m", 0) // p.get("cta_group", 1) == 128:
         out.append("Q-META-TMEM")
+    if case.family.startswith("mma.ws") and p.get("a_operand") == "tmem" and p.get("m") in (32, 64) \
+            and question("Q-WS-A-LANES").pick != _reading("Q-WS-A-LANES"):
+        out.append("Q-WS-A-LANES")         # A in the first quarter only: only the other reading computes D
     if p.get("k") == 96 and _k96_groups_differ(p):
         out.append("Q-K96-SFW")
     if p.get("k") == 96 and p.get("m") == 128:      # legal only under cute-m128
         out.append("Q-K96-M128")
+    if "sw128b32_k" in (p.get("a_operand"), p.get("b_layout")):     # legal only under legal-8-rows / -4-rows
+        out.append("Q-KMAJOR-BASE32B")
     numeric = mode == NUMERICS and case.family != "sync"
     if "tf32" in (p.get("a_type"), p.get("b_type")) and numeric:
         out.append("Q-TF32-TRUNC")

@@ -8,6 +8,8 @@ fastest, which is the order of all five worked examples of §9.7.16.3.3:
                           SBO = 128 B (next 8 rows), LBO = 128 B × ceil(mn/8) (next 16 B of K)
     K-major, swizzled     atom = 8 rows × W B (W = 32/64/128)
                           SBO = 8·W (next 8 rows), LBO "not used, assumed to be 1": 16 B
+                          (128B_base32B, legal only under spec question Q-KMAJOR-BASE32B:
+                          8 rows, or 4 under its reading legal-4-rows)
                           (encoded 1, as the §9.7.16.3.3 example and CUTLASS make_umma_desc)
     MN-major, no swizzle  core matrix = 16 B of MN × 8 rows of K = 128 B
                           SBO = 128 B (next 16 B of MN), LBO = 128 B × ceil(mn/T) (next 8 K)
@@ -33,6 +35,7 @@ from reference.smem_layout import (
     check_tile,
     element_storage,
     first_period,
+    kmajor_group_rows,
 )
 from reference.spec_questions import following, reading
 
@@ -46,14 +49,13 @@ def compact_strides(major: str, swizzle: str, per_unit: int, mn: int) -> tuple[i
     if major == "K":
         if swizzle == "none":
             return CORE_MATRIX_BYTES * -(-mn // 8), CORE_MATRIX_BYTES
-        return UNIT_BYTES, geo.atom_bytes
+        return UNIT_BYTES, kmajor_group_rows(swizzle) * geo.row_bytes
     if swizzle == "none":
         return CORE_MATRIX_BYTES * -(-mn // per_unit), CORE_MATRIX_BYTES
     atoms_mn = -(-mn // (geo.units_per_row * per_unit))
     return geo.atom_bytes, geo.atom_bytes * atoms_mn
 
 
-@functools.lru_cache(maxsize=1024)
 def choose_layout(major: str, swizzle: str, dtype: str, mn: int, k: int, start_address: int = 0, *,
                   kind: str | None = None, pattern_start: int | None = None,
                   continuation_address: int | None = None) -> SmemLayout:
@@ -63,8 +65,21 @@ def choose_layout(major: str, swizzle: str, dtype: str, mn: int, k: int, start_a
     tile's swizzle pattern starts (default: the start address), giving the Table 41 base offset.
     ``continuation_address``: for a K-major 128B tile with K = 48 B whose row would pass its
     128-byte row, the address of the second chunk; selects the absolute leading-dimension mode
-    (§9.7.16.3.1.2; base offset must then be 0).
+    (§9.7.16.3.1.2; base offset must then be 0). Cached per reading of spec question
+    Q-KMAJOR-BASE32B (which makes K-major 128B_base32B legal, and sets its SBO).
     """
+    return _choose_layout(major, swizzle, dtype, mn, k, start_address, kind, pattern_start, continuation_address,
+                          reading("Q-KMAJOR-BASE32B"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _choose_layout(major, swizzle, dtype, mn, k, start_address, kind, pattern_start, continuation_address,
+                   kmajor_reading) -> SmemLayout:
+    with following({"Q-KMAJOR-BASE32B": kmajor_reading}):
+        return _chosen(major, swizzle, dtype, mn, k, start_address, kind, pattern_start, continuation_address)
+
+
+def _chosen(major, swizzle, dtype, mn, k, start_address, kind, pattern_start, continuation_address) -> SmemLayout:
     check_extents(mn, k)
     storage = element_storage(dtype, kind)
     check_combination(major, swizzle, storage)
@@ -93,13 +108,14 @@ def image_extent(layout: SmemLayout, mn: int, k: int) -> tuple[int, int]:
     """[lo, hi): the byte range of 16-byte units an mn×k tile touches (lo <= start address; §9.7.16.3.3).
     Computed once per layout moved into its first pattern period (``smem_layout.first_period``)."""
     base, shift = first_period(layout)
-    lo, hi = _period_extent(base, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"))
+    lo, hi = _period_extent(base, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"), reading("Q-KMAJOR-BASE32B"))
     return lo + shift, hi + shift
 
 
 @functools.lru_cache(maxsize=2048)
-def _period_extent(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str) -> tuple[int, int]:
-    with following({"Q-LBO-KSW": lbo_reading, "Q-BASE-OFFSET": base_reading}):
+def _period_extent(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str,
+                   kmajor_reading: str) -> tuple[int, int]:
+    with following({"Q-LBO-KSW": lbo_reading, "Q-BASE-OFFSET": base_reading, "Q-KMAJOR-BASE32B": kmajor_reading}):
         units = layout.bit_offsets(mn, k) // (8 * UNIT_BYTES) * UNIT_BYTES + layout.start_address
     return min(int(units.min()), layout.start_address), int(units.max()) + UNIT_BYTES
 

@@ -28,6 +28,7 @@ from reference.smem_layout import (
     check_extents,
     element_storage,
     first_period,
+    kmajor_group_rows,
     pattern_anchor,
     swizzled_k_unit_stride,
 )
@@ -52,22 +53,22 @@ class SmemImage:
 # pack: logical matrix -> image (addresses from SmemLayout)
 # ---------------------------------------------------------------------------------------------
 
-def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str):
+def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str, kmajor_reading: str):
     """(bit offset of each element from byte ``lo`` (row-major, read-only), when every element
     starts on a byte the offsets of its bytes, least significant first (else None), touched unit
-    offsets from ``lo``, lo, hi) of an
-    mn×k tile in ``layout``; SpecError when two elements share bits. Depends on the layout and the
-    readings of spec questions Q-LBO-KSW and Q-BASE-OFFSET only; computed once for the layout
-    moved into its first pattern period (``smem_layout.first_period``), then moved back."""
+    offsets from ``lo``, lo, hi) of an mn×k tile in ``layout``; SpecError when two elements share
+    bits. Depends on the layout and the readings of spec questions Q-LBO-KSW, Q-BASE-OFFSET and
+    Q-KMAJOR-BASE32B only; computed once for the layout moved into its first pattern period
+    (``smem_layout.first_period``), then moved back."""
     base, shift = first_period(layout)
-    rel_bits, starts, units, lo, hi = _period_plan(base, mn, k, lbo_reading, base_reading)
+    rel_bits, starts, units, lo, hi = _period_plan(base, mn, k, lbo_reading, base_reading, kmajor_reading)
     return rel_bits, starts, units, lo + shift, hi + shift
 
 
 @functools.lru_cache(maxsize=2048)
-def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str):
+def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str, kmajor_reading: str):
     check_extents(mn, k)
-    with following({"Q-BASE-OFFSET": base_reading}):
+    with following({"Q-BASE-OFFSET": base_reading, "Q-KMAJOR-BASE32B": kmajor_reading}):
         addresses = layout.bit_addresses(np.arange(mn)[:, None], np.arange(k)[None, :],     # broadcast: mn x k
                                          lbo_reading=lbo_reading).ravel()
     ordered = np.sort(addresses)
@@ -106,7 +107,8 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     if int(codes.max()) >> bits:
         raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
     mn, k = codes.shape
-    rel_bits, starts, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"))
+    rel_bits, starts, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"),
+                                                 reading("Q-KMAJOR-BASE32B"))
     flat = codes.ravel()
     if starts is not None:      # whole bytes: byte j of every element (little-endian) at its offset
         image = np.full(hi - lo, fill, dtype=np.uint8)
@@ -135,7 +137,9 @@ def _unit_addresses(desc: SmemDescriptor, major: str, per_unit: int, mn, k):
                   (LBO: "stride from the first column to the second column of the 8x2 tile";
                    SBO: "offset from the first 8 rows to the next 8 rows")
       swizzled    start + (r mod 8)*W + (r div 8)*SBO + u*16   (LBO "not used"; W = row bytes;
-                  u*LBO under spec question Q-LBO-KSW's reading honoured)
+                  u*LBO under spec question Q-LBO-KSW's reading honoured; 128B_base32B is
+                  legal only under Q-KMAJOR-BASE32B, whose legal-4-rows reading puts 4 rows
+                  between SBO steps: r mod 4, r div 4)
                   absolute LBO mode: the part of the row past its 128-byte row is read from
                   the LBO address onwards, same row (§9.7.16.3.1.2)
     MN-major (16-byte units run along MN, rows = K):
@@ -153,7 +157,8 @@ def _unit_addresses(desc: SmemDescriptor, major: str, per_unit: int, mn, k):
         r, u = mn, k // per_unit
         if desc.swizzle == "none":
             return start + (r % 8) * 16 + (r // 8) * sbo + u * lbo
-        row = (r % 8) * row_bytes + (r // 8) * sbo
+        g = kmajor_group_rows(desc.swizzle)      # 8 (4: Q-KMAJOR-BASE32B legal-4-rows)
+        row = (r % g) * row_bytes + (r // g) * sbo
         if desc.lbo_mode == "absolute":
             in_row = start % 128 + u * 16
             return np.where(in_row < 128, start + row + u * 16, lbo + row + in_row - 128)

@@ -53,7 +53,15 @@ import numpy as np
 from reference.errors import SpecError, expects_but_got
 from reference.smem_descriptor import SmemDescriptor
 from reference.spec_questions import resolve
-from reference.tables import A_B_TYPE_CODES, ELEMENT_BITS, KINDS, MAJORS, SWIZZLES, table52_swizzles
+from reference.tables import (
+    A_B_TYPE_CODES,
+    ELEMENT_BITS,
+    KINDS,
+    MAJORS,
+    SWIZZLES,
+    legal_swizzles,
+    table52_swizzles,
+)
 
 SECTION = "9.7.16.3.3"
 
@@ -206,6 +214,8 @@ def canonical_modes(major: str, swizzle: str, t: int, lbo: int, sbo: int,
         MN-major 128B/32B ((T,8,m),(4,k)) : ((1,T,LBO),(8T,SBO))     (CUTLASS, not in the table)
         K-major  none     ((8,m),(T,2k))  : ((1T,SBO),(1,LBO))
         K-major  S-swz    ((8,m),(T,2k))  : ((ST,SBO),(1,T))     (T: Q-LBO-KSW's pick; LBO if honoured)
+        K-major  128B/32B ((G,m),(T,2k))  : ((8T,SBO),(1,T))     (legal under Q-KMAJOR-BASE32B only;
+                                                                  G = kmajor_group_rows: 8 or 4)
     """
     geo = GEOMETRY[swizzle]
     s = geo.units_per_row
@@ -215,7 +225,18 @@ def canonical_modes(major: str, swizzle: str, t: int, lbo: int, sbo: int,
         return ((t, 1), (s, t), (0, lbo)), ((geo.rows, s * t), (0, sbo))
     if swizzle == "none":
         return ((8, t), (0, sbo)), ((t, 1), (0, lbo))
-    return ((8, s * t), (0, sbo)), ((t, 1), (0, swizzled_k_unit_stride(lbo, t, reading)))
+    return ((kmajor_group_rows(swizzle), s * t), (0, sbo)), ((t, 1), (0, swizzled_k_unit_stride(lbo, t, reading)))
+
+
+def kmajor_group_rows(swizzle: str, reading: str | None = None) -> int:
+    """Rows of a K-major swizzled operand between two stride-byte-offset steps (§9.7.16.3.2: "the
+    offset from the first 8 rows to the next 8 rows"): 8, except 128B with 32B atomicity under spec
+    question ``Q-KMAJOR-BASE32B``'s reading ``legal-4-rows`` (the 32B atom's 4 rows, as DeepGEMM's
+    K-major descriptor with kUseBase32 computes SBO). Under the pick (``table-53``) that layout is
+    not legal at all (``check_combination``)."""
+    if swizzle == "128B_base32B" and resolve("Q-KMAJOR-BASE32B", reading) == "legal-4-rows":
+        return 4
+    return 8
 
 
 def swizzled_k_unit_stride(lbo, unit: int, reading: str | None = None):
@@ -368,12 +389,13 @@ def check_combination(major: str, swizzle: str, storage: ElementStorage) -> None
         else:
             detail = expects_but_got(f"swizzle of a {size} {major}-major operand", "one of " + ", ".join(allowed), swizzle)
         raise SpecError("9.7.16.10.3", "Table 52", detail)
-    if major == "K" and swizzle == "128B_base32B":
-        # Table 52 lists "all swizzling modes" for K-major, but Table 53 has no K-major atom for
-        # 32B atomicity ("–") and the canonical-layout table has no row for it; CUTLASS
-        # make_umma_desc: "SWIZZLE_128B_BASE32B is invalid for Major-K".
+    if swizzle not in legal_swizzles(slot_bits, major):
+        # Spec question Q-KMAJOR-BASE32B (pick table-53): Table 52 lists "all swizzling modes" for
+        # K-major, but Table 53 has no K-major atom for 32B atomicity ("–") and the canonical-layout
+        # table no row; CUTLASS make_umma_desc: "SWIZZLE_128B_BASE32B is invalid for Major-K".
         raise SpecError("9.7.16.10.6", "Table 53", expects_but_got(
-            "swizzle of a K-major operand", "none, 32B, 64B or 128B (no K-major atom with 32B atomicity)", swizzle))
+            "swizzle of a K-major operand", "none, 32B, 64B or 128B (no K-major atom with 32B atomicity; spec "
+            "question Q-KMAJOR-BASE32B)", swizzle))
 
 
 def check_extents(mn: int, k: int) -> None:

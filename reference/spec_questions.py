@@ -129,6 +129,18 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
          ["Figures 262-265 missing; the earlier decision of reference/tmem_mma_operands.py"]),
      ], "cutlass-interleaved", "kind::f16 mma.sp cta_group::1 M=128 with random metadata",
        ["docs/clients.md K4", "reference/tmem_mma_operands.py"]),
+    _q("Q-WS-A-LANES", ".ws M=32/64 with A in Tensor Memory: which lanes each data-path quarter reads A's rows from",
+       ["9.7.16.10.5.5", "9.7.16.10.5.7", "9.7.16.10.4"], [
+        ("own-quarter", "the lane quarters that compute D column block b (Layout E: b = j // (N/2), lanes 64b..; "
+                        "Layout G: b = j // (N/4), lanes 32b..) read A's row i from their own lane i + 64b / 32b",
+         ["FlashInfer 0.7.2.post1 cake_vsa_blk64_persistent_ws_m64n256.cu (P of KV rows 128..255 in lanes 64-127, "
+          "summed with lanes 0-63 in its epilogue)", "flashinfer tests/attention/test_cake_vsa.py "
+          "test_cake_vsa_blk64_full_group_rows_use_weight_stationary_profile (SM100/SM103)", "docs/clients.md F1"]),
+        ("first-quarter", "every column block reads A's row i from lane i (the lanes of D[i][0])",
+         ["the earlier decision of reference/tmem_mma_operands.py (CUTLASS tmem_frg_ws A atoms; Figures 209-212, "
+          "216-218 missing)"]),
+     ], "own-quarter", "tcgen05.mma.ws kind::f16 M=32 N=64, A in Tensor Memory: a different A in each lane quarter",
+       ["docs/clients.md F1", "reference/tmem_mma_operands.py"]),
     _q("Q-ASHIFT-ROW0", ".ashift: what row 0 of A is", ["9.7.16.10.9.1"], [
         ("keeps-a0", "row 0 keeps A[0] (nothing moves into it)", ["reference.mma_semantics decision", "docs/mma.md"]),
         ("zero", "row 0 is zero (D row 0 = C, or 0 without enable-input-d)", ["docs/mma.md 'D row 0: A[0]*B or 0'"]),
@@ -220,7 +232,9 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
        ["9.7.16.10.7"], [
         ("group-of-4", "W = ceil(ceil(MN/32)/4)*4 columns (4 for MN <= 128)",
          ["CUTLASS sm103 block-scaled collective", "reference/tmem_mma_operands.py",
-          "CuTe oracle: tmem_sf_frg lays SFB of N = 192 K = 96 MMAs over 256 columns (docs/clients-cute.md CU6)"]),
+          "CuTe oracle: tmem_sf_frg lays SFB of N = 192 K = 96 MMAs over 256 columns (docs/clients-cute.md CU6)",
+          "corpus kernel cute.k96_nvf4_ue4m3_m128n192 (CUTLASS sm103 mainloop pieces, N = 192): bit-exact under "
+          "group-of-4, 24557 of 24576 outputs differ under compact (docs/clients-cute.md CU9)"]),
         ("compact", "W = ceil(MN/32) columns (the next set follows at once)", ["the missing Figures 234-258 (not public)"]),
      ], "group-of-4", "kind::mxf4 K = 96 block32 (3 scale factors) N = 16, B scale id 2: byte 4 in the next column group", ["docs/mma.md", "docs/tmem.md"]),
     _q("Q-SFB-2CTA", "cta_group::2 block scaling: which CTA supplies B's scale factors", ["9.7.16.10.7"], [
@@ -241,9 +255,39 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
                       "block-scaled MMA (3 block32 / 6 block16 scale factors per row)",
          ["CuTe SM103_MXF4_ULTRA_SS_VS static_assert(M == 128) (cute/arch/mma_sm100_umma.hpp:1642) and "
           "SM103_MXF4_ULTRA_2x1SM_SS_VS (M = 128 or 256); k_size_ = 1 (cute/atom/mma_traits_sm100.hpp:3924)",
-          "docs/clients-cute.md CU2"]),
-     ], "table-39", "kind::mxf4 block32 K = 96 cta_group::1 M=128 N=64 (sm_103a): refused (table-39) or D = A*B "
-                    "(cute-m128)", ["docs/clients-cute.md CU2"]),
+          "docs/clients-cute.md CU2",
+          "CUTLASS 4.2 example 89_sm103_fp4_ultra_gemm (NVIDIA's sm_103a example): KernelTmaWarpSpecialized1Sm"
+          "BlockScaledMxNvf4UltraVs16Sm103, MmaTileShape 128x128x768, i.e. tcgen05.mma.cta_group::1.kind::mxf4nvf4."
+          "block_scale.block16 with an M = 128 K = 96 descriptor; the corpus kernel cute.k96_nvf4_ue4m3_m128n128 "
+          "runs its mainloop's pieces (docs/clients-cute.md CU9)"]),
+     ], "cute-m128", "kind::mxf4 block32 K = 96 cta_group::1 M=128 N=64 (sm_103a): refused (table-39) or D = A*B "
+                    "(cute-m128)", ["docs/clients-cute.md CU2", "docs/clients-cute.md CU9"]),
+    _q("Q-KMAJOR-BASE32B", "K-major operand with 128B swizzling and 32B atomicity (descriptor swizzle mode 1): "
+       "outside the legal matrix (Table 53) or legal (Table 52)", ["9.7.16.10.3", "9.7.16.10.6", "9.7.16.4.1"], [
+        ("table-53", "not a legal layout: an MMA that reads a K-major operand whose descriptor says 128B with 32B "
+                     "atomicity has an undefined outcome (the launch is refused, or D is something other than "
+                     "the legal readings' A*B)",
+         ["§9.7.16.10.6 Table 53: the 32B-atomicity row has an M/N atom (8x4) and '–' for K "
+          "(ptx-9.7.16-tcgen05.md:2170-2171); the canonical-layout table of §9.7.16.3.3 has no 32B-atomicity row",
+          "CUTLASS 4.2 make_umma_desc<Major::K>: 'B128_BASE32B : Not applicable for Major-K' and static_assert "
+          "'SWIZZLE_128B_BASE32B is invalid for Major-K' (cute/atom/mma_traits_sm100.hpp:279, 282)",
+          "no client kernel of the corpus uses it (docs/clients-crossref.md)"]),
+        ("legal-8-rows", "legal: K-major rows of 128 B, 8 rows per stride-byte-offset group (SBO = the offset from "
+                         "the first 8 rows to the next 8, as every K-major mode), leading byte offset unused, the "
+                         "32-byte chunks of each row XOR the row's phase (address bits 7-8: Swizzle<2,5,2>)",
+         ["§9.7.16.10.3 Table 52: 'Row' A / 'Column' B (K-major), every type size: 'All swizzling modes' "
+          "(ptx-9.7.16-tcgen05.md:1906-1907)", "§9.7.16.10.2 restricts 32B atomicity only for transposed "
+          "operands (ptx-9.7.16-tcgen05.md:1859-1863)", "§9.7.16.3.2 K-major SBO: 'offset from the first 8 rows "
+          "to the next 8 rows'"]),
+        ("legal-4-rows", "legal as legal-8-rows, but the stride-byte-offset groups are the 32B atom's 4 rows "
+                         "(SBO = the offset from the first 4 rows to the next 4)",
+         ["DeepGEMM mma/sm100.cuh make_umma_desc<Major::K, ..., kUseBase32 = true>: SBO = (128 / 32) x row bytes "
+          "(deepseek-ai/DeepGEMM 54e2261, deep_gemm/include/deep_gemm/mma/sm100.cuh:56-59, 63-80, 94-108; no "
+          "upstream kernel sets kUseBase32)", "the MN-major 32B-atomicity atom's 4 rows (Table 53 8x4; CUTLASS "
+          "Layout_MN_SW128_32B_Atom)"]),
+     ], "table-53", "kind::f16 MMA M=128 N=64 with A and B K-major in 128B_base32B (built outside the case lists): "
+                    "D = A*B read with 8-row or 4-row SBO groups, or a refused launch / any other D (table-53)",
+       ["issue 25 item 2", "README open risks", "docs/layouts.md item 6", "docs/generators.md decisions"]),
     _q("Q-SFB-2X2", "cta_group::2 M = 128 block scaling: B's scale factors in every lane quarter or split by "
                     "data-path half", ["9.7.16.10.7", "9.7.16.10.5"], [
         ("replicated", "every 32-lane quarter holds all N columns (column n at lane n % 32, cell n // 32)",
@@ -328,6 +372,24 @@ QUESTIONS: dict[str, Question] = {q.id: q for q in (
        "collective dealloc races, and such a race is not deterministically observable on hardware: the hazard "
        "checker follows the reading (rule peer-active, SimDevice(readings=...))",
        ["docs/sim.md (Hazard checker, the CTA pair)", "docs/hazards.md"]),
+    _q("Q-MMA-CP-ORDER", "tcgen05.mma -> tcgen05.cp of the same thread: may the copy overwrite Tensor Memory the "
+       "issued MMA reads (scale factors) without waiting for its completion", ["9.7.16.6.2", "9.7.16.6.2.1.1"], [
+        ("listed", "only the pairs of §9.7.16.6.2 execute in issue order; mma -> cp is not one, so a tcgen05.cp "
+                   "over the MMA's scale factors (or A, metadata) must follow the MMA's observed completion "
+                   "(tcgen05.commit -> mbarrier wait)",
+         ["§9.7.16.6.2 (pipelined pairs: mma -> mma, cp -> mma, shift -> mma, shift -> cp.4x256b, mma -> shift)"]),
+        ("in-order", "a tcgen05.cp issued after a tcgen05.mma by the same thread (same cta_group) executes after the "
+                     "MMA has read its Tensor Memory operands, as the pipelined pairs do",
+         ["CUTLASS 4.2 cutlass/gemm/collective/sm100_blockscaled_mma_warpspecialized.hpp:1014-1025, 1061-1069 "
+          "(every k-tile: copy(tiled_copy_s2t_SFA, ..., thr_tCtSFA_s2t) to the same TMEM columns, then the MMAs, "
+          "no wait in between)",
+          "CUTLASS 4.2 cutlass/gemm/collective/sm103_blockscaled_mma_warpspecialized.hpp sf_load_fn (a new SF buffer "
+          "copied over the previous one every 2 or 4 MMAs; example 89_sm103_fp4_ultra_gemm)",
+          "docs/clients-cute.md CU10 (cute.k96_*)"]),
+     ], "listed", NO_PROBE + "the readings differ in whether a kernel that overwrites an in-flight MMA's scale "
+       "factors races, and an MMA that read late is not deterministically observable on hardware: the hazard "
+       "checker follows the reading (rule tmem-overwrite, SimDevice(readings=...))",
+       ["docs/clients-cute.md CU10", "docs/hazards.md"]),
 )}
 
 

@@ -123,10 +123,12 @@ TABLE_39: tuple[ShapeRow, ...] = _table39()
 
 # CuTe's sm_103 K = 96 atoms (docs/clients-cute.md CU2): SM103_MXF4_ULTRA_SS_VS (cta_group::1, M = 128) and
 # SM103_MXF4_ULTRA_2x1SM_SS_VS (cta_group::2, M = 128 or 256). Rows outside Table 39, legal only under
-# spec question Q-K96-M128 = cute-m128 (:func:`check_shape`); N as the K = 64 rows of the same cta_group.
+# spec question Q-K96-M128 = cute-m128 (:func:`shape_table`).  N: what the atoms accept, 16..256 in steps of 16
+# (static_assert, cute/arch/mma_sm100_umma.hpp:1643 and 1712; the cta_group::2 row is Table 39's K = 64 N anyway);
+# cta_group::1 N = 8, 24, ... (Table 39's K = 64 row) has no source with K = 96.
 CUTE_K96_ROWS: tuple[ShapeRow, ...] = tuple(
     row for kind in ("mxf4", "mxf4nvf4") for row in (
-        ShapeRow(kind, False, 1, False, (128,), N_STEP8, 96, ("sm_103a",)),
+        ShapeRow(kind, False, 1, False, (128,), N_STEP16, 96, ("sm_103a",)),
         ShapeRow(kind, False, 2, False, (128,), N_STEP16, 96, ("sm_103a",))))
 
 
@@ -157,11 +159,19 @@ def _type_combos() -> dict[str, tuple[TypeCombo, ...]]:
 TYPE_COMBOS: dict[str, tuple[TypeCombo, ...]] = _type_combos()
 
 
+def shape_table() -> tuple[ShapeRow, ...]:
+    """The shape rows in force: Table 39, plus CuTe's K = 96 rows with M = 128 (:data:`CUTE_K96_ROWS`) under spec
+    question ``Q-K96-M128`` = ``cute-m128`` (the suite's pick: CUTLASS example 89 issues M = 128 K = 96 on sm_103a,
+    docs/clients-cute.md CU9).  The one legality table of tcgen05.mma shapes: :func:`check_shape` (the reference's
+    and the simulator's descriptor check) and the variant matrix (``generators.variants.mma``) read it."""
+    return TABLE_39 + (CUTE_K96_ROWS if resolve("Q-K96-M128", None) == "cute-m128" else ())
+
+
 def shape_rows(kind: str, *, ws: bool | None = None, cta_group: int | None = None,
                sparse: bool | None = None) -> tuple[ShapeRow, ...]:
-    """Rows of Table 39 for ``kind`` matching the given qualifiers (None = any)."""
+    """Rows of :func:`shape_table` for ``kind`` matching the given qualifiers (None = any)."""
     check_kind(kind)
-    return tuple(r for r in TABLE_39 if r.kind == kind
+    return tuple(r for r in shape_table() if r.kind == kind
                  and (ws is None or r.ws == ws)
                  and (cta_group is None or r.cta_group == cta_group)
                  and (sparse is None or r.sparse == sparse))
@@ -179,16 +189,14 @@ def mma_k(kind: str, sparse: bool, *, k96: bool = False) -> int:
 
 def check_shape(kind: str, m: int, n: int, *, cta_group: int = 1, sparse: bool = False,
                 ws: bool = False, k96: bool = False) -> ShapeRow:
-    """Check M and N against Table 39 (K = 96 with M = 128 also CuTe's rows under spec question
-    ``Q-K96-M128`` = ``cute-m128``); returns the matching row or raises SpecError."""
+    """Check M and N against :func:`shape_table` (Table 39; K = 96 with M = 128 also CuTe's rows under spec
+    question ``Q-K96-M128`` = ``cute-m128``, the pick); returns the matching row or raises SpecError."""
     rows = shape_rows(kind, ws=ws, cta_group=cta_group, sparse=sparse)
     qual = f"kind::{kind}{' .ws' if ws else ''} cta_group::{cta_group} {'sparse' if sparse else 'dense'}"
     if not rows:
         raise SpecError("9.7.16.2.1", "Table 39", f"{qual} is Invalid")
     k = mma_k(kind, sparse, k96=k96)
     rows = tuple(r for r in rows if r.k == k)
-    if k == 96 and resolve("Q-K96-M128", None) == "cute-m128":      # spec question Q-K96-M128 (CuTe's M = 128)
-        rows += tuple(r for r in CUTE_K96_ROWS if (r.kind, r.cta_group, r.sparse, r.ws) == (kind, cta_group, sparse, ws))
     ms = sorted({mm for r in rows for mm in r.m})
     for r in rows:
         if m in r.m:
@@ -354,6 +362,22 @@ TABLE_53: dict[tuple[str, str], tuple[int, int]] = {
     ("32B", "MN"): (2, 8), ("32B", "K"): (8, 2),
     ("none", "MN"): (1, 8), ("none", "K"): (8, 1),
 }
+
+KMAJOR_BASE32B = "Q-KMAJOR-BASE32B"
+
+
+def legal_swizzles(type_bits: int, major: str, reading: str | None = None) -> tuple[str, ...]:
+    """The swizzle modes an operand of this slot width and major-ness may use: Table 52's, less
+    those without a Table 53 atom, which is spec question ``Q-KMAJOR-BASE32B`` (K-major 128B with
+    32B atomicity): Table 52 lists "all swizzling modes" for K-major, Table 53 has no K-major atom
+    for it ("–"). Under ``table-53`` (the pick) the mode is not legal for K-major; under
+    ``legal-8-rows`` / ``legal-4-rows`` it is (``reference.smem_layout.kmajor_group_rows``).
+    The one table-driven predicate of the shared-memory legal matrix: ``check_combination`` (the
+    reading in force) and the case lists (``generators.variants.common.operand_layouts``: the pick)."""
+    allowed = table52_swizzles(type_bits, major)
+    if resolve(KMAJOR_BASE32B, reading) != "table-53":
+        return allowed
+    return tuple(s for s in allowed if (s, major) in TABLE_53)
 
 # ---------------------------------------------------------------------------------------------
 # Tables 54/55: block scaling

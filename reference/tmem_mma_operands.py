@@ -9,8 +9,14 @@ checks both. Cells are ``uint32[lanes, columns]`` arrays relative to the operand
 **Rows (A and metadata).** Row ``i`` of A (and of the metadata matrix) lives in the lane of the
 data path that computes row ``i`` of D: the lane of D[i][0] (``reference.datapath_layouts``), with
 the same lane alignment as D for Layouts C/F (§9.7.16.10.8.5 "must use the same alignment across
-matrices A, D and the sparsity metadata matrix"). Decision for the .ws layouts E/G, whose rows are
-computed in several lane quarters: the first (lane i), as CUTLASS's ``tmem_frg_ws`` A atoms.
+matrices A, D and the sparsity metadata matrix"). The .ws layouts E/G compute each row in several
+lane quarters, one per column block of D (E: 2 blocks of N/2 columns, lanes 0-63 and 64-127; G: 4
+blocks of N/4, 32 lanes each): spec question ``Q-WS-A-LANES``, :func:`a_row_lanes`. ``own-quarter``
+(the pick; FlashInfer's `.ws` M = 64 attention kernel, docs/clients.md F1): the quarters of block
+``b`` read A's row ``i`` from their own lane (the lane of D[i][b*N/blocks]); ``first-quarter`` (the
+earlier decision, after CUTLASS's ``tmem_frg_ws`` A atoms): every block reads lane ``i``. A client
+that writes A into every quarter is right under both. The metadata stays at the lane of D[i][0]
+(no client confirms a .ws sparse MMA with A in Tensor Memory).
 
 **A packing** (§9.7.16.10.4): elements of a row fill 32-bit cells little-endian from the
 operand's column: 32-bit (tf32) one per cell, 16-bit two, 8-bit four; 4/6-bit types of
@@ -93,6 +99,36 @@ def row_lanes(layout: DatapathLayout, lane_offset: int = 0) -> np.ndarray:
     i = np.arange(layout.m)
     cta, lane, _ = d_location(layout, 256, i, np.zeros_like(i), lane_offset)
     return np.stack([np.broadcast_to(cta, i.shape), lane], axis=1)
+
+
+def quarter_blocks(layout: DatapathLayout) -> int:
+    """Column blocks of D that separate lane quarters compute (the .ws layouts): 2 (E), 4 (G), else 1."""
+    return {"E": 2, "G": 4}.get(layout.layout_id, 1)
+
+
+def a_row_lanes(layout: DatapathLayout, lane_offset: int = 0, reading: str | None = None) -> np.ndarray:
+    """``(cta, lane)`` ``int[blocks, M, 2]``: where D column block ``b`` reads A's row ``i`` (spec question
+    ``Q-WS-A-LANES``, module docstring): one block (:func:`row_lanes`) except for Layouts E/G under
+    ``own-quarter``, where block ``b`` reads the lane of D[i][b] in a ``blocks``-column D::
+
+        Layout E (2x2)          Layout G (1x4)
+        lanes   0-63: block 0   lanes  0-31: block 0    lanes 64-95:  block 2
+        lanes 64-127: block 1   lanes 32-63: block 1    lanes 96-127: block 3
+    """
+    blocks = quarter_blocks(layout)
+    if blocks == 1 or resolve("Q-WS-A-LANES", reading) == "first-quarter":
+        return row_lanes(layout, lane_offset)[None]
+    i = np.arange(layout.m)
+    parts = []
+    for b in range(blocks):
+        cta, lane, _ = d_location(layout, blocks, i, np.full_like(i, b), lane_offset)
+        parts.append(np.stack([np.broadcast_to(cta, i.shape), lane], axis=1))
+    return np.stack(parts)
+
+
+def column_blocks(layout: DatapathLayout, n: int) -> np.ndarray:
+    """``int[N]``: the column block (:func:`quarter_blocks`) each D column belongs to."""
+    return np.arange(n) // (n // quarter_blocks(layout))
 
 
 # -- A ------------------------------------------------------------------------------------------

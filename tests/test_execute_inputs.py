@@ -115,7 +115,8 @@ def test_tmem_operands_read_back(case, inputs):
         cells = np.stack([regions_at(regions, col_meta, where, i) for i in range(op.m)])
         sel = 0 if op.block_scaled else op.sparsity_selector
         chunks = op.k // SP.pattern_for_kind(op.kind).chunk
-        assert (TO.read_metadata(op.kind, cells, chunks, sel) == lg.meta).all()
+        # rows per CTA decide Q-META-TMEM's interleaving (128 rows: M = 256 with cta_group::2 too)
+        assert (TO.read_metadata(op.kind, cells, chunks, sel, rows_per_cta=op.m // op.cta_group) == lg.meta).all()
         assert not np.isin(lg.meta, [0b0110]).any()            # never the spec-ambiguous nibble
     if op.block_scaled:
         mc = op.m // op.cta_group

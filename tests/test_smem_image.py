@@ -179,10 +179,10 @@ def test_pack_plan_moves_with_whole_pattern_periods(tile, periods, base_offset, 
                        layout.stride_byte_offset, layout.base_offset, layout.lbo_mode)
     for base_reading in ("pattern-anchor", "start-phase"):
         try:
-            direct = _period_plan(moved, mn, k, "assumed-16", base_reading)
+            direct = _period_plan(moved, mn, k, "assumed-16", base_reading, "table-53")
         except SpecError:
             continue
-        shifted = _pack_plan(moved, mn, k, "assumed-16", base_reading)
+        shifted = _pack_plan(moved, mn, k, "assumed-16", base_reading, "table-53")
         assert shifted[3:] == direct[3:]
         with following({"Q-BASE-OFFSET": base_reading}):
             units = moved.bit_offsets(mn, k) // 128 * 16 + moved.start_address

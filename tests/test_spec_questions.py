@@ -152,18 +152,54 @@ def test_unpack_upper_readings():
 
 
 def test_k96_m128_legality_follows_the_reading():
-    """§9.7.16.2.1 Table 39, Q-K96-M128 (docs/clients-cute.md CU2): K = 96 with M = 128 is illegal under
-    table-39 and legal (CuTe's sm_103 atoms) under cute-m128; M = 256 cta_group::2 is legal under both."""
-    from reference.tables import check_shape
+    """§9.7.16.2.1 Table 39, Q-K96-M128 (docs/clients-cute.md CU2, CU9): K = 96 with M = 128 is illegal under
+    table-39 and legal (CuTe's sm_103 atoms, CUTLASS example 89) under cute-m128, the pick; M = 256 cta_group::2
+    is legal under both.  The variant matrix reads the same table (``shape_table``)."""
+    from reference.tables import CUTE_K96_ROWS, TABLE_39, check_shape, shape_table
 
+    assert SQ.QUESTIONS["Q-K96-M128"].pick == "cute-m128"
     for cg, n in ((1, 64), (2, 64)):
-        with pytest.raises(SpecError, match="M for kind::mxf4 .* K=96 expects"):
+        with SQ.following({"Q-K96-M128": "table-39"}), pytest.raises(SpecError, match="M for kind::mxf4 .* K=96 expects"):
             check_shape("mxf4", 128, n, cta_group=cg, k96=True)
-        with SQ.following({"Q-K96-M128": "cute-m128"}):
-            assert check_shape("mxf4nvf4", 128, n, cta_group=cg, k96=True).k == 96
+        assert check_shape("mxf4nvf4", 128, n, cta_group=cg, k96=True).k == 96
+    with pytest.raises(SpecError, match="N for kind::mxf4 cta_group::1 dense M=128 expects"):
+        check_shape("mxf4", 128, 8, cta_group=1, k96=True)      # the atoms' N: multiples of 16
     assert check_shape("mxf4", 256, 64, cta_group=2, k96=True).m == (256,)
-    with SQ.following({"Q-K96-M128": "cute-m128"}), pytest.raises(SpecError):
+    with pytest.raises(SpecError):
         check_shape("mxf8f6f4", 128, 64, k96=True)                 # K = 96 stays mxf4 / mxf4nvf4 only
+    assert shape_table() == TABLE_39 + CUTE_K96_ROWS
+    with SQ.following({"Q-K96-M128": "table-39"}):
+        assert shape_table() == TABLE_39
+
+
+def test_kmajor_base32b_legality_and_rows_follow_the_reading():
+    """§9.7.16.10.3 Table 52 vs §9.7.16.10.6 Table 53, Q-KMAJOR-BASE32B: K-major 128B_base32B is refused
+    under table-53 (the pick) and legal under legal-8-rows / legal-4-rows, whose SBO steps every 8 / 4
+    rows; the case lists keep the pick's matrix whatever the reading. Addresses written out by hand:
+    row r at start + (r mod G)*128 + (r div G)*SBO, its 32-byte chunk c at chunk c XOR (address bits 7-8)."""
+    from generators.variants.common import operand_layouts
+    from reference.smem_image import SmemImage, read
+    from reference.smem_layout import SmemLayout, element_storage
+    from reference.tables import legal_swizzles
+
+    assert "128B_base32B" not in legal_swizzles(16, "K") and "128B_base32B" in legal_swizzles(16, "K", "legal-8-rows")
+    assert legal_swizzles(32, "MN", "legal-4-rows") == ("128B_base32B",)      # MN-major: Table 52 alone
+    assert "128B_base32B" not in legal_swizzles(16, "MN", "legal-8-rows")     # 8/16-bit MN-major: never
+    storage = element_storage("u8")
+    with pytest.raises(SpecError, match=r"Table 53.*Q-KMAJOR-BASE32B"):
+        SmemLayout("K", "128B_base32B", storage, 0, 16, 1024)
+    for rid, rows_per_sbo in (("legal-8-rows", 8), ("legal-4-rows", 4)):
+        with SQ.following({"Q-KMAJOR-BASE32B": rid}):
+            assert "sw128b32_k" not in operand_layouts("bf16")
+            sbo = 4096                                          # non-compact: the SBO groups are visible
+            layout = SmemLayout("K", "128B_base32B", storage, 0, 16, sbo)
+            got = layout.bit_offsets(16, 128)[:, ::32] // 8       # the first byte of each 32-byte chunk
+            for r in range(16):
+                row = (r % rows_per_sbo) * 128 + (r // rows_per_sbo) * sbo
+                assert got[r].tolist() == [row + 32 * (c ^ (row >> 7 & 3)) for c in range(4)], (rid, r)
+            image = SmemImage(0, bytes(range(256)) * 64)
+            codes = read(image, layout.descriptor(), 16, 128, "u8", "K")
+            assert codes[:, 0].tolist() == [(int(a) % 256) for a in got[:, 0]], rid
 
 
 def test_ld_red_signed_zero_readings():
@@ -191,6 +227,9 @@ def test_questions_of_cases():
     assert set(questions_of(probe["Q-CP-NIBBLE"])) - {"Q-BASE-OFFSET"} == {"Q-CP-NIBBLE"}
     assert "Q-K96-SFW" in questions_of(probe["Q-K96-SFW"])
     assert "Q-K96-M128" in questions_of(probe["Q-K96-M128"]) and "Q-K96-M128" not in questions_of(probe["Q-K96-SFW"])
+    kmajor = probe["Q-KMAJOR-BASE32B"]
+    assert {kmajor.params["a_operand"], kmajor.params["b_layout"]} == {"sw128b32_k"}
+    assert "Q-KMAJOR-BASE32B" in questions_of(kmajor) and "Q-KMAJOR-BASE32B" not in questions_of(probe["Q-LBO-KSW"])
     assert "Q-SFB-2CTA" in questions_of(probe["Q-SFB-2CTA"])
     assert "Q-SFB-2X2" in questions_of(probe["Q-SFB-2X2"]) and "Q-SFB-2X2" not in questions_of(probe["Q-SFB-2CTA"])
     assert "Q-LAYOUT-C" in questions_of(probe["Q-LAYOUT-C"])
@@ -222,6 +261,22 @@ def test_simulator_set_to_a_reading_is_observed_following_it(qid, rid):
     obs = observe(config, SimBackend(readings={qid: rid}), qid)
     assert (obs.observed, obs.pick, obs.raw) == (rid, SQ.QUESTIONS[qid].pick, "")
     assert obs.conflict == (rid != SQ.QUESTIONS[qid].pick)
+
+
+def test_an_undefined_outcome_reading_matches_a_completed_launch_no_other_reading_predicts():
+    """Q-KMAJOR-BASE32B's table-53 (``Probe.undefined``): a device that runs the K-major 128B_base32B
+    MMA but reads swizzle mode 1 as plain 128B swizzling (fault swizzle-128B-base32B-read-as-128B,
+    under legal-8-rows so the simulator does not refuse the layout) computes a D neither legal
+    reading predicts: it is observed as table-53, with the differences kept in ``raw``."""
+    from conformance.harness.device_sim import SimBackend
+    from conformance.harness.probes import observe
+    from ptxsim.faults.catalogue import FAULTS
+
+    fault = next(f for f in FAULTS if f.name == "swizzle-128B-base32B-read-as-128B")
+    config = types.SimpleNamespace(stash=pytest.Stash())
+    obs = observe(config, SimBackend([fault], readings={"Q-KMAJOR-BASE32B": "legal-8-rows"}), "Q-KMAJOR-BASE32B")
+    assert obs.observed == "table-53" and not obs.conflict
+    assert "[data placed and expected as legal-8-rows]" in obs.raw and "legal-4-rows" in obs.raw
 
 
 ZCM_CASES = ["--family", "mma.ws", "-k", "zcm_example2 and m32n64 and not sp and b3"]

@@ -123,6 +123,19 @@ def test_row_lanes_follow_d():
     assert lanes[0] == 16 and lanes[16] == 48 and lanes[63] == 127
 
 
+def test_ws_a_row_lanes_per_reading():
+    """Q-WS-A-LANES, written out: own-quarter -- Layout E's column blocks read lanes i and 64 + i, Layout G's
+    32b + i; first-quarter -- lane i for every block; other layouts one block either way."""
+    e, g = layout_for(64, 1, ws=True), layout_for(32, 1, ws=True)
+    own_e = TO.a_row_lanes(e, reading="own-quarter")[..., 1]
+    assert own_e.shape == (2, 64) and (own_e[0] == np.arange(64)).all() and (own_e[1] == 64 + np.arange(64)).all()
+    own_g = TO.a_row_lanes(g, reading="own-quarter")[..., 1]
+    assert [row[5] for row in own_g] == [5, 37, 69, 101]
+    assert (TO.a_row_lanes(g, reading="first-quarter")[..., 1] == np.arange(32)).all()
+    assert TO.a_row_lanes(layout_for(64, 1), 16, reading="own-quarter").shape == (1, 64, 2)
+    assert TO.column_blocks(e, 256)[[0, 127, 128, 255]].tolist() == [0, 0, 1, 1]
+
+
 def test_warp_fragments_spot_facts_and_round_trip():
     a = WF.a_fragment(8, 32)                       # tf32 m16n8k8: a0 (gid, tig), a1 (gid+8, tig), a2 (gid, tig+4)
     assert (a.row[9, :, 0].tolist(), a.col[9, :, 0].tolist()) == ([2, 10, 2, 10], [1, 1, 5, 5])

@@ -35,13 +35,13 @@ def test_smoke_size_and_families(smoke):
 def test_smoke_has_every_table39_row(smoke):
     seen = {(c.params["kind"], c.params["ws"], c.params["cta_group"], c.params["sparse"], c.params["k"])
             for c in smoke if c.family.startswith("mma") and c.legal}
-    rows = {(r.kind, r.ws, r.cta_group, r.sparse, r.k) for r in T.TABLE_39}
+    rows = {(r.kind, r.ws, r.cta_group, r.sparse, r.k) for r in T.shape_table()}   # with CuTe's K = 96 M = 128 rows
     assert rows <= seen
 
 
 def test_default_has_every_table39_combination(default):
     expected = set()
-    for row in T.TABLE_39:
+    for row in T.shape_table():         # Table 39 and, under Q-K96-M128 = cute-m128 (the pick), CUTE_K96_ROWS
         for combo, m, n in itertools.product(T.TYPE_COMBOS[row.kind], row.m, row.n):
             expected.add((row.kind, combo.d_type, combo.a_type, combo.b_type, combo.scale_type, row.cta_group,
                           row.sparse, row.ws, m, n, row.k))

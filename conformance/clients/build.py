@@ -67,9 +67,14 @@ def _python_fn(fn):
 
 def compile_kernel(kernel: ClientKernel, *, use_cache: bool = True) -> Compiled:
     """Triton's PTX for ``kernel`` (from the cache when the key matches); a CuTe kernel's PTX from
-    :func:`conformance.clients.cute_build.compile_client`."""
+    :func:`conformance.clients.cute_build.compile_client`, a FlashInfer one's from
+    :func:`conformance.clients.flashinfer_build.compile_client`."""
     if kernel.language == "cute":
         from conformance.clients.cute_build import compile_client
+
+        return compile_client(kernel)
+    if kernel.language == "cuda":
+        from conformance.clients.flashinfer_build import compile_client
 
         return compile_client(kernel)
     import triton

@@ -1,6 +1,6 @@
 """Cross-reference: what the real clients (Triton, CUTLASS) executed, from the simulator's own trace, against the
 suite's feature universe (Table 39 row groups, shared-memory layout modes, TMEM ld/st shapes,
-tcgen05.cp shapes, block-scaling forms, §9.7.16.6.4 sync patterns).
+tcgen05.cp shapes, block-scaling forms, K = 96 shapes and spellings, §9.7.16.6.4 sync patterns).
 
 :func:`digest` reduces one kernel's ``ptxsim`` trace summary to the facts the tables need;
 :func:`feature_table` marks each feature of the universe with the clients (by name) that
@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 
 from reference.smem_descriptor import SWIZZLE_CODES
-from reference.tables import LDST_SHAPES, TABLE_39, ldst_registers
+from reference.tables import LDST_SHAPES, TABLE_39, ldst_registers, shape_table
 from reference.tmem_cp import CP_SHAPES
 
 #: instruction families whose spellings the per-kernel table lists (the tcgen05 and async traffic)
@@ -33,7 +33,7 @@ def digest(summary: dict) -> dict:
     mma = set()
     mma_spellings = [s for s in spellings if s.startswith("tcgen05.mma")]
     group = {int(m.group(1)) for s in mma_spellings if (m := re.search(r"cta_group::(\d)", s))} or {1}
-    ws = any(".ws" in s.split(".") for s in mma_spellings)
+    ws = any("ws" in s.split(".") for s in mma_spellings)         # tcgen05.mma.ws... (was ".ws": never true)
     for d in feats.get("instr_desc", []):
         mma.add((d["kind"], max(group), ws, bool(d.get("sparse")), d["m"], d["n"]))
     layouts = {(r["operand"], r["major"], r["swizzle"]) for r in feats.get("smem_desc", []) if r.get("operand") in "ab"}
@@ -43,9 +43,22 @@ def digest(summary: dict) -> dict:
     scale = {(s.split("kind::")[1].split(".")[0], (re.search(r"scale_vec::(\w+)", s) or [None, "default"])[1])
              for s in mma_spellings if ".block_scale" in s}
     sync = sorted({_base(s) for s in spellings})
+    # K = 96 (sm_103a): (kind, cta_group, M) of every descriptor with the K bit, and the scale-vector spellings
+    # (block16 / block32 / default) of the block-scaled MMAs of a kernel that issued one
+    k96 = {(d["kind"], max(group), d["m"]) for d in feats.get("instr_desc", []) if d.get("k96")}
+    k96_forms = {(s.split("kind::")[1].split(".")[0], _scale_vec(s)) for s in mma_spellings if ".block_scale" in s} if k96 else set()
+    lbo_abs = {r["operand"] for r in feats.get("smem_desc", []) if r.get("operand") in "ab" and r.get("lbo_mode") == "absolute"}
     return {"spellings": spellings, "mma": sorted(mma), "layouts": sorted(layouts), "ldst": sorted(ldst),
-            "cp": sorted(cp), "scale": sorted(scale), "sync": sync,
+            "cp": sorted(cp), "scale": sorted(scale), "sync": sync, "k96": sorted(k96), "k96_forms": sorted(k96_forms),
+            "lbo_absolute": sorted(lbo_abs),
             "thread_instructions": summary["thread_instructions"], "seconds": summary["seconds"]}
+
+
+def _scale_vec(spelling: str) -> str:
+    """The scale-vector qualifier of a block-scaled MMA spelling: ``block16``, ``block32``, ``scale_vec::NX`` or
+    ``default`` (none written)."""
+    m = re.search(r"\.(block16|block32|scale_vec::\w+)", spelling)
+    return m.group(1) if m else "default"
 
 
 def _base(spelling: str) -> str:
@@ -80,6 +93,12 @@ def feature_table(digests: dict[str, dict]) -> list[tuple[str, str, list[str]]]:
             hit[("scale", kind)].add(name)
         for base in d["sync"]:
             hit[("sync", base)].add(name)
+        for kind, group, m in d.get("k96", ()):
+            hit[("k96", kind, group, m)].add(name)
+        for kind, vec in d.get("k96_forms", ()):
+            hit[("k96form", kind, vec)].add(name)
+        if d.get("lbo_absolute"):
+            hit[("lbo_absolute",)].add(name)
     seen_rows = set()
     for row in TABLE_39:
         key = (row.kind, row.cta_group, row.ws, row.sparse)
@@ -94,6 +113,18 @@ def feature_table(digests: dict[str, dict]) -> list[tuple[str, str, list[str]]]:
     for major in ("K", "MN"):
         for swizzle in SWIZZLE_CODES:
             rows.append(("layout (major x swizzle)", f"{major}-major {swizzle}", sorted(hit.get(("layout", major, swizzle), ()))))
+    rows.append(("layout (major x swizzle)", "K-major 128B, absolute leading-dimension mode (descriptor bit 52, sm_103a)",
+                 sorted(hit.get(("lbo_absolute",), ()))))
+    # K = 96 (sm_103a): every (kind, cta_group, M) of the shape rows in force (Table 39's 256xNxK1, and CuTe's
+    # M = 128 rows under Q-K96-M128 = cute-m128), and the scale-vector spellings the suite generates for them
+    for row in shape_table():
+        if row.k == 96:
+            for m in row.m:
+                rows.append(("K = 96 (sm_103a)", f"kind::{row.kind} cta_group::{row.cta_group} M={m} K=96",
+                             sorted(hit.get(("k96", row.kind, row.cta_group, m), ()))))
+    for kind, vec in (("mxf4", "default"), ("mxf4", "block32"), ("mxf4nvf4", "block32"), ("mxf4nvf4", "block16")):
+        rows.append(("K = 96 (sm_103a)", f"kind::{kind}.block_scale{'' if vec == 'default' else '.' + vec} with K = 96",
+                     sorted(hit.get(("k96form", kind, vec), ()))))
     for op in ("ld", "st"):
         for shape in LDST_SHAPES:
             nums = sorted({rest[2] for (tag, *rest) in hit if tag == "ldstn" and rest[0] == op and rest[1] == shape})
@@ -120,17 +151,26 @@ def _legal(shape: str, num: int) -> bool:
         return False
 
 
+#: corpus name prefixes of the clients other than Triton (kernels_cute: ``cute.*``; kernels_flashinfer: ``vsa.*``)
+CLIENT_PREFIXES = {"cute.": "cutlass", "vsa.": "flashinfer"}
+CLIENT_LABELS = {"triton": "Triton", "cutlass": "CUTLASS", "flashinfer": "FlashInfer"}
+
+
 def client_of(name: str) -> str:
-    """The real client of a corpus name: ``cutlass`` for CuTe kernels (``cute.*``), else ``triton``."""
-    return "cutlass" if name.startswith("cute.") else "triton"
+    """The real client of a corpus name: ``cutlass`` for CuTe kernels (``cute.*``), ``flashinfer`` for
+    FlashInfer's (``vsa.*``), else ``triton``."""
+    return next((client for prefix, client in CLIENT_PREFIXES.items() if name.startswith(prefix)), "triton")
 
 
 def confirmed_by(who: list[str]) -> str:
-    """``Triton``, ``CUTLASS``, ``both`` or ``neither``: which real clients exercised a feature."""
+    """``Triton``, ``CUTLASS``, ``FlashInfer``, ``both`` (Triton and CUTLASS), ``A+B`` for another
+    combination, or ``neither``: which real clients exercised a feature."""
     clients = {client_of(n) for n in who}
     if clients == {"triton", "cutlass"}:
         return "both"
-    return {"triton": "Triton", "cutlass": "CUTLASS"}.get(next(iter(clients), ""), "neither")
+    if len(clients) > 1:
+        return "+".join(CLIENT_LABELS[c] for c in CLIENT_LABELS if c in clients)
+    return CLIENT_LABELS.get(next(iter(clients), ""), "neither")
 
 
 def open_risk(digests: dict[str, dict]) -> list[tuple[str, str]]:
@@ -141,7 +181,8 @@ def open_risk(digests: dict[str, dict]) -> list[tuple[str, str]]:
 def markdown(digests: dict[str, dict], status: dict[str, str]) -> str:
     """The per-kernel table and the feature table as Markdown."""
     out = ["# Real-client cross-reference", "", f"Generated by `tcgen05-cts clients crossref`; {SOURCE}.", "",
-           "Real clients: Triton 3.9 (Triton and Gluon kernels) and CUTLASS 4.2 (CuTe kernels, `cute.*`).", "",
+           "Real clients: Triton 3.9 (Triton and Gluon kernels), CUTLASS 4.2 (CuTe kernels, `cute.*`) and "
+           "FlashInfer 0.7.2.post1 (its CUDA sources, `vsa.*`).", "",
            "## Per kernel", "", "| kernel | result | tcgen05 / async instructions executed | MMA (kind, cta_group, ws, sp, M, N) | "
            "smem layouts (operand, major, swizzle) | TMEM ld/st (op, shape, num, pack) |", "|---|---|---|---|---|---|"]
     for name, d in sorted(digests.items()):
@@ -154,7 +195,8 @@ def markdown(digests: dict[str, dict], status: dict[str, str]) -> str:
         tally[confirmed_by(who)] += 1
     out += ["", "## Suite features exercised by a real client", "",
             f"Confirmed by both: {tally['both']}; by Triton only: {tally['Triton']}; by CUTLASS only: "
-            f"{tally['CUTLASS']}; by neither: {tally['neither']} (of {len(rows)}).", "",
+            f"{tally['CUTLASS']}; by FlashInfer only: {tally['FlashInfer']}; by neither: {tally['neither']} "
+            f"(of {len(rows)}).", "",
             "| group | feature | confirmed by | clients |", "|---|---|---|---|"]
     for group, feature, who in rows:
         names = ", ".join(who[:4]) + (f" (+{len(who) - 4})" if len(who) > 4 else "")

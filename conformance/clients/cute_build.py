@@ -230,10 +230,12 @@ def compile_program(program: CuteProgram) -> str:
 
 def compile_client(kernel):
     """A corpus ``ClientKernel`` of language ``cute`` as :class:`conformance.clients.model.Compiled`:
-    its family's PTX, its ``extern "C"`` entry, static shared memory only, no scratch parameters
+    its family's PTX, its ``extern "C"`` entry, static shared memory plus ``options["dynamic_shared"]`` bytes of
+    dynamic shared memory (default 0), no scratch parameters
     (a CUDA C++ kernel takes exactly its own parameters)."""
     from conformance.clients.model import Compiled
 
     entry = kernel.fn
-    return Compiled(compile_program(entry.program), entry.name, 0, kernel.num_warps, kernel.num_ctas, 0, 1, 0, 1, (),
+    shared = int(kernel.options.get("dynamic_shared", 0))     # extern __shared__ bytes (gemm_k96.cuh)
+    return Compiled(compile_program(entry.program), entry.name, shared, kernel.num_warps, kernel.num_ctas, 0, 1, 0, 1, (),
                     f"nvidia-cutlass {_version('nvidia-cutlass')}", scratch_params=False)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from conformance.clients.cute_build import CUTLASS_PIN as CUTLASS_VERSION
 from conformance.clients.cute_build import CuteProgram
 from conformance.clients.model import Case, ClientKernel, In, Out
 
@@ -424,8 +425,16 @@ class SparseGemm:
     def acc(self) -> str:
         return "int32_t" if self.ta == "s8" else "float"
 
+    @property
+    def b_image(self) -> bool:
+        """B is 4-bit under kind::mxf8f6f4: unpacked (16 elements + 8 bytes of padding a 16-byte unit), passed as
+        its shared-memory bytes (CUTLASS: float_e2m1_unpacksmem_t, TMA's 16U4_ALIGN16B; docs/clients-cute.md CU4)."""
+        return self.tb == "e2m1" and not self.fp4
+
     def cpp(self) -> str:
         t, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb or self.ta]
+        if self.b_image:
+            tb = "cutlass::detail::float_e2m1_unpacksmem_t"
         k = "UMMA::Major::K"
         form = "2x1SM_SS" if self.pair else "SS"
         tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
@@ -448,7 +457,8 @@ class SparseGemm:
             f"  using Mma = {mma};",
             f"  using AtomA = UMMA::Layout_K_{self.sw}_Atom<{ta_smem}>;",
             f"  using SpAtomA = UMMA::Layout_K_{self.sw}_SpAtom<{ta_smem}, {4 if self.fp4 else 2}>;",
-            f"  using AtomB = UMMA::Layout_K_{self.sw}_Atom<TB>;",
+            f"  using AtomB = UMMA::Layout_K_{self.sw}_Atom<{'uint8_t' if self.b_image else 'TB'}>;",
+            f"  static constexpr bool B_IMAGE = {'true' if self.b_image else 'false'};",
             f"  using Load = SM100_TMEM_LOAD_{self.load};",
             "};",
             f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
@@ -484,9 +494,14 @@ class SparseGemm:
         meta = (nib[:, 0::2] | (nib[:, 1::2] << 4)).astype(np.uint8)
         b = rng.integers(-3, 4, (self.n, k))
         out = np.int32 if self.acc == "int32_t" else np.float32
-        ins = [In(codes(self.ta, comp)), In(codes(self.tb or self.ta, b)), In(meta)]
+        b_in = _unpacked_image(b) if self.b_image else codes(self.tb or self.ta, b)
+        ins = [In(codes(self.ta, comp)), In(b_in), In(meta)]
         if self.scaled:         # a factor per vs logical K (SFVecSize), sets of 4 a row as 32-row images (Scaled)
-            sa, sa_src = self._scale_sets(rng, m)
+            if self.pair:       # each CTA: the factors of its 128 rows of A (its sets of images one after the other)
+                parts = [self._scale_sets(rng, m // 2) for _ in range(2)]
+                sa, sa_src = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+            else:
+                sa, sa_src = self._scale_sets(rng, m)
             sb, sb_src = self._scale_sets(rng, self.n)
             dense = dense * np.repeat(sa, self.vs, axis=1)
             b = b * np.repeat(sb, self.vs, axis=1)
@@ -504,6 +519,13 @@ class SparseGemm:
         pair = ("mma_cta_pair",) if self.pair else ()
         scaled = ("mma_block_scale",) if self.scaled else ()
         return ("mma_sp", *pair, *scaled, "tcgen05_cp", "tmem", "pipeline")
+
+
+def _unpacked_image(x: np.ndarray) -> np.ndarray:
+    """Shared-memory bytes [rows, K] of e2m1 values under kind::f8f6f4 / mxf8f6f4 (§9.7.16.10.4.4, reference
+    ``element_storage``: element i of a 16-element unit at bits 4i..4i+3, i.e. 8 packed bytes, then 8 of padding)."""
+    packed = codes("e2m1", x).reshape(x.shape[0], -1, 8)                 # [rows, units, 8]
+    return np.concatenate([packed, np.zeros_like(packed)], axis=2).reshape(x.shape[0], -1)
 
 
 def _sparse_kernel(g: SparseGemm, program: CuteProgram) -> ClientKernel:
@@ -531,15 +553,150 @@ def sparse_gemms() -> list[SparseGemm]:
         S("mxf8_e5m2_e4m3_sp_m128n128k128", "e5m2", 128, sw="SW64", scaled=True, tb="e4m3", load="32dp32b16x"),
         S("mxf4_sp_m128n64k256", "e2m1", 64, sw="SW64", scaled=True),
         S("nvf4_ue4m3_sp_m128n64k256", "e2m1", 64, sw="SW64", scaled=True, vs=32, sf="ue4m3"),
+        # cta_group::2 block-scaled sparse: CUTLASS example 84a (nvfp4: SM100_MMA_MXF4NVF4_2x1SM_SS_SPARSE, VS = 32,
+        # kind::mxf4nvf4 .block16, ue4m3) and 84b (mx_float8 A x mx_float4 B: SM100_MMA_MXF8F6F4_2x1SM_SS_SPARSE,
+        # ue8m0, B unpacked); MmaTileShape 256x128x256, cluster 2x1
+        S("nvf4_ue4m3_sp_2sm_m256n128k256", "e2m1", 128, sw="SW64", m=256, pair=True, scaled=True, vs=32, sf="ue4m3",
+          load="32dp32b16x"),
+        S("mxf8_e4m3_e2m1_sp_2sm_m256n128k128", "e4m3", 128, sw="SW64", m=256, pair=True, scaled=True, tb="e2m1",
+          load="32dp32b16x"),
+        S("mxf8_e4m3_sp_2sm_m256n128k128", "e4m3", 128, sw="SW64", m=256, pair=True, scaled=True, load="32dp32b16x"),
     ]
+
+
+# ----------------------------------------------------------------------------------------------
+# sm_103a K = 96 ("fp4 ultra"): CUTLASS example 89's mainloop pieces (cute/gemm_k96.cuh)
+
+#: the K of one CUTLASS sm103 k-tile (3 shared-memory buffers of 256 e2m1 a row, 8 MMAs of K = 96)
+K96_TILE = 768
+
+
+@dataclass(frozen=True)
+class UltraK96:
+    """One ``gemm_k96`` configuration: C[M,N] = (A*SFA)(B*SFB)^T over one k-tile of K = 768, e2m1, K-major,
+    8 MMAs of K = 96 (``SM103_MXF4_ULTRA_SS_VS`` / ``_2x1SM_SS_VS``).  ``vs`` = 16: ue4m3 factors, the atom issues
+    ``kind::mxf4nvf4.block_scale.block16``; ``vs`` = 32: ue8m0, ``kind::mxf4nvf4.block_scale.block32``."""
+
+    name: str
+    n: int
+    vs: int = 16
+    sf: str = "ue4m3"
+    m: int = 128
+    pair: bool = False           # cta_group::2 (SM103_MXF4_ULTRA_2x1SM_SS_VS, a cluster of 2 CTAs)
+    load: str = "32dp32b16x"
+
+    @property
+    def entry(self) -> str:
+        return "cute_" + self.name.replace(".", "_")
+
+    @property
+    def ctas(self) -> int:
+        return 2 if self.pair else 1
+
+    @property
+    def dynamic_shared(self) -> int:
+        """Bytes of the kernel's dynamic shared memory: A, B, SFA, SFB stages, barrier and TMEM address, 1024 slack."""
+        rows_a, rows_b = self.m // self.ctas, self.n // self.ctas
+        sf_rows_b = -(-self.n // 128) * 128
+        return 1024 + (rows_a + rows_b) * K96_TILE // 2 + (max(rows_a, 128) + sf_rows_b) * K96_TILE // self.vs + 16
+
+    def cpp(self) -> str:
+        e2m1 = CUTE_TYPES["e2m1"]
+        tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
+        k = "UMMA::Major::K"
+        atom = "SM103_MXF4_ULTRA_2x1SM_SS_VS" if self.pair else "SM103_MXF4_ULTRA_SS_VS"
+        return "\n".join([
+            f"struct Cfg_{self.entry} {{",
+            f"  using TSF = {tsf};",
+            f"  static constexpr int M = {self.m}, N = {self.n}, VS = {self.vs};",
+            f"  using Mma = SM103::{atom}<{e2m1}, {e2m1}, float, {tsf}, {self.m}, {self.n}, {self.vs}, {k}, {k}>;",
+            f"  using Load = SM100_TMEM_LOAD_{self.load};",
+            "};",
+            f'extern "C" __global__ void __launch_bounds__(128) {self.entry}(void const* a, void const* b, '
+            f"void const* sfa, void const* sfb, void* c) {{ cts::gemm_k96<Cfg_{self.entry}>(a, b, sfa, sfb, c); }}",
+        ])
+
+    def make_case(self, rng: np.random.Generator) -> Case:
+        """Small integers times powers of two: every product and partial sum is exact in f32."""
+        k, per_row = K96_TILE, K96_TILE // self.vs
+        a = rng.integers(-3, 4, (self.m, k))
+        b = rng.integers(-3, 4, (self.n, k))
+        ea = rng.integers(-1, 2, (self.m, per_row))
+        eb = rng.integers(-1, 2, (self.n, per_row))
+        sa, sb = _scale_codes(ea, self.sf), _scale_codes(eb, self.sf)
+        a_s = a * np.repeat(2.0 ** ea, self.vs, axis=1)
+        b_s = b * np.repeat(2.0 ** eb, self.vs, axis=1)
+        want = (a_s @ b_s.T).astype(np.float32)
+        return Case((In(codes("e2m1", a)), In(codes("e2m1", b)), In(sa), In(sb),
+                     Out("c", (self.m, self.n), np.float32)), (1, 1, 1), {"c": want})
+
+    def families(self) -> tuple[str, ...]:
+        pair = ("mma_cta_pair",) if self.pair else ()
+        return ("mma_block_scale", *pair, "tcgen05_cp", "tmem", "pipeline")
+
+
+def _scale_codes(e: np.ndarray, sf: str) -> np.ndarray:
+    """Raw codes of the scale factors 2**e (ue8m0: bias 127; ue4m3: exponent field, bias 7)."""
+    return ((e + 127) if sf == "ue8m0" else ((e + 7) << 3)).astype(np.uint8)
+
+
+def k96_gemms() -> list[UltraK96]:
+    """Example 89's configuration (cta_group::1, M = 128, N = 128, ue4m3 block16) and its block32 ue8m0 sibling;
+    the cta_group::2 atom at M = 256 (Table 39's 256xNxK1 row); the collective's CTA N = 256 and 192."""
+    U = UltraK96
+    return [
+        U("k96_nvf4_ue4m3_m128n128", 128),
+        U("k96_mxf4_ue8m0_m128n128", 128, vs=32, sf="ue8m0"),
+        U("k96_nvf4_ue4m3_2sm_m256n128", 128, m=256, pair=True),
+        # CTA N 256 and 192 (the collective's other tiles): SFB over 256 rows (SfKMajorAtom256); at N = 192 the
+        # block16 MMAs with id 2 read factors 4-5 from the next set of 4 columns, 8 columns on (Q-K96-SFW group-of-4)
+        U("k96_nvf4_ue4m3_m128n256", 256, load="32dp32b32x"),
+        U("k96_nvf4_ue4m3_m128n192", 192),
+    ]
+
+
+def _k96_kernel(g: UltraK96, program: CuteProgram) -> ClientKernel:
+    sig = {"a": "*u8", "b": "*u8", "sfa": "*u8", "sfb": "*u8", "c": "*fp32"}
+    return ClientKernel(f"cute.{g.name}", "cute", program.entry(g.entry), sig, {}, g.make_case, g.families(),
+                        num_warps=4, num_stages=1, num_ctas=g.ctas, arch=103,
+                        options={"dynamic_shared": g.dynamic_shared})
+
+
+#: Provenance of the issue-25 kernels (docs/clients-cute.md "Issue 25"): the package, the NVIDIA source whose atoms
+#: and collective pieces each kernel calls (paths inside the wheel's ``cutlass_library/source``), and what is known
+#: of upstream coverage.  ``tests/test_cute_k96.py`` checks every path exists in the installed wheel.
+_EX89 = "examples/89_sm103_fp4_ultra_gemm/89_sm103_fp4_ultra_gemm.cu"
+_EX84A = "examples/84_blackwell_narrow_precision_sparse_gemm/84a_blackwell_nvfp4_bf16_sparse_gemm.cu"
+_EX84B = "examples/84_blackwell_narrow_precision_sparse_gemm/84b_blackwell_mixed_mxfp8_bf16_sparse_gemm.cu"
+_K96_SOURCES = (_EX89, "include/cute/arch/mma_sm100_umma.hpp", "include/cute/atom/mma_traits_sm100.hpp",
+                "include/cutlass/gemm/collective/sm103_blockscaled_mma_warpspecialized.hpp",
+                "include/cutlass/gemm/collective/builders/sm103_blockscaled_umma_builder.inl",
+                "include/cutlass/detail/sm103_blockscaled_layout.hpp")
+_SP_SOURCES = ("include/cute/arch/mma_sm100_umma.hpp", "include/cute/atom/mma_traits_sm100.hpp",
+               "include/cutlass/gemm/collective/builders/sm1xx_sparse_config.inl")
+_UPSTREAM = ("NVIDIA's example for Blackwell ({}); it verifies against a host reference and prints 'Disposition: "
+             "Passed'; the wheel ships no unit tests and no public log of a hardware run is known to us")
+PROVENANCE: dict[str, dict[str, object]] = {
+    **{f"cute.{g.name}": {"package": "nvidia-cutlass", "version": CUTLASS_VERSION, "sources": _K96_SOURCES,
+                          "atom": "SM103_MXF4_ULTRA_2x1SM_SS_VS" if g.pair else "SM103_MXF4_ULTRA_SS_VS",
+                          "upstream": _UPSTREAM.format("sm_103a, example 89")} for g in k96_gemms()},
+    "cute.nvf4_ue4m3_sp_2sm_m256n128k256": {"package": "nvidia-cutlass", "version": CUTLASS_VERSION,
+                                            "sources": (_EX84A, *_SP_SOURCES), "atom": "SM100_MMA_MXF4NVF4_2x1SM_SS_SPARSE",
+                                            "upstream": _UPSTREAM.format("sm_100a, example 84a")},
+    **{name: {"package": "nvidia-cutlass", "version": CUTLASS_VERSION, "sources": (_EX84B, *_SP_SOURCES),
+              "atom": "SM100_MMA_MXF8F6F4_2x1SM_SS_SPARSE", "upstream": _UPSTREAM.format("sm_100a, example 84b")}
+       for name in ("cute.mxf8_e4m3_e2m1_sp_2sm_m256n128k128", "cute.mxf8_e4m3_sp_2sm_m256n128k128")},
+}
 
 
 def configs() -> list[ClientKernel]:
     scaled = CuteProgram("cute_bs", "gemm_bs.cuh", tuple(g.cpp() for g in scaled_gemms()))
     sparse = CuteProgram("cute_sp", "gemm_sp.cuh", tuple(g.cpp() for g in sparse_gemms()))
     scaled2 = CuteProgram("cute_bs2", "gemm_bs2.cuh", tuple(g.cpp() for g in pair_scaled_gemms()))
+    k96 = CuteProgram("cute_k96", "gemm_k96.cuh", tuple(g.cpp() for g in k96_gemms()), arch=103)
     return (_family("cute_ss", ss_gemms()) + _family("cute_ts", ts_gemms()) + _family("cute_ld", ld_gemms())
             + _family("cute_2sm", pair_gemms(), header="gemm_2sm.cuh")
             + [_scaled_kernel(g, scaled) for g in scaled_gemms()]
             + [_sparse_kernel(g, sparse) for g in sparse_gemms()]
-            + [_scaled_kernel(g, scaled2) for g in pair_scaled_gemms()])
+            + [_scaled_kernel(g, scaled2) for g in pair_scaled_gemms()]
+            + [_k96_kernel(g, k96) for g in k96_gemms()])

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from conformance.clients.build import Compiled
-from conformance.clients.model import Case, ClientKernel, Desc, In, Out, Scalar
+from conformance.clients.model import Case, ClientKernel, Desc, In, Out, Scalar, TensorMap
 
 #: CUtensorMapDataType values (cuda.h) -> tensormap_tiled dtype names.
 TMA_DTYPES = {0: "uint8", 1: "uint16", 2: "uint32", 3: "int32", 4: "uint64", 5: "int64", 6: "float16",
@@ -60,14 +60,29 @@ def tensor_map(device, address: int, data_shape, meta: dict) -> bytes:
     strides = [int(np.prod(shape[i + 1:])) for i in range(rank)]             # C-contiguous, elements
     dims = shape[::-1]
     byte_strides = [elem_size * strides[rank - 2 - i] for i in range(rank - 1)]
-    encode = getattr(device, "tensormap_tiled", None)
-    if encode is None:                       # the simulator: its own encoding (ptxsim.memory.tensormap)
-        from ptxsim import tensormap_tiled as encode
-    return encode(
+    return _encoder(device)(
         dtype=TMA_DTYPES[_DEVICE_TO_HOST[int(meta["elem_type"])]], rank=rank, global_address=address,
         global_dims=dims, global_strides=byte_strides, box_dims=list(meta["block_size"])[::-1],
         element_strides=[1] * rank, interleave="none", swizzle=TMA_SWIZZLES[int(meta["swizzle"])],
         l2_promotion="128B", oob_fill="none")
+
+
+def _encoder(device):
+    """The device's ``cuTensorMapEncodeTiled``, or the simulator's own encoding (ptxsim.memory.tensormap)."""
+    encode = getattr(device, "tensormap_tiled", None)
+    if encode is None:
+        from ptxsim import tensormap_tiled as encode
+    return encode
+
+
+def explicit_tensor_map(device, address: int, spec: TensorMap) -> bytes:
+    """A kernel launcher's own map (:class:`conformance.clients.model.TensorMap`): no interleave, element
+    strides 1, no L2 promotion, zero OOB fill, as FlashInfer's ``EncodeTiled`` (``cake_vsa_binding.cu``)."""
+    rank = len(spec.dims)
+    return _encoder(device)(
+        dtype=spec.dtype, rank=rank, global_address=address, global_dims=list(spec.dims),
+        global_strides=list(spec.strides), box_dims=list(spec.box), element_strides=[1] * rank,
+        interleave="none", swizzle=spec.swizzle, l2_promotion="none", oob_fill="none")
 
 
 def run_case(device, kernel: ClientKernel, compiled: Compiled, case: Case, module=None) -> Launched:
@@ -116,6 +131,13 @@ def run_case(device, kernel: ClientKernel, compiled: Compiled, case: Case, modul
                 params.append(tensor_map(device, ptr, shape, meta))
                 params.extend(int(s) for s in shape)
                 params.extend(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+            elif isinstance(arg, TensorMap):
+                if arg.out is not None:
+                    ptr = alloc(int(np.prod(arg.out.shape)) * np.dtype(arg.out.dtype).itemsize)
+                    outputs.append((arg.out, ptr))
+                else:
+                    ptr = alloc(arg.data.nbytes, _array_bytes(arg.data))
+                params.append(explicit_tensor_map(device, ptr, arg))
             else:
                 raise TypeError(f"{kernel.name}: unknown argument spec {arg!r}")
         programs = int(np.prod(case.grid))

@@ -50,6 +50,22 @@ class Desc:
 
 
 @dataclass(frozen=True)
+class TensorMap:
+    """A ``CUtensorMap`` parameter the kernel's own host code encodes (``cuTensorMapEncodeTiled``):
+    over ``data`` (an input) or the zeroed buffer of output ``out``, with the launcher's own view of
+    it, innermost first: ``dims`` (elements), ``strides`` (bytes of dimensions 1..rank-1), ``box``;
+    ``dtype`` and ``swizzle`` as ``ptxsim.tensormap_tiled`` names them."""
+
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]
+    box: tuple[int, ...]
+    dtype: str
+    swizzle: str
+    data: np.ndarray | None = None
+    out: Out | None = None
+
+
+@dataclass(frozen=True)
 class Case:
     """One run: the arguments (signature order, constexprs left out), the grid in programs and the
     expected outputs by name (compared bit for bit after conversion to the output dtype)."""
@@ -89,7 +105,7 @@ class ClientKernel:
     ``make_case(rng)`` builds the inputs (exact by construction) and the expected outputs."""
 
     name: str
-    language: str                      # "triton" | "gluon" | "cute"
+    language: str                      # "triton" | "gluon" | "cute" | "cuda"
     fn: Any                            # the @triton.jit / @gluon.jit function, or a cute_build.CuteEntry
     signature: dict[str, str]
     constexprs: dict[str, Any]
@@ -117,9 +133,9 @@ class ClientKernel:
 
     @property
     def client(self) -> str:
-        """The real client whose code generation the kernel brings in: ``triton`` (Triton and Gluon)
-        or ``cutlass`` (CuTe atoms)."""
-        return "cutlass" if self.language == "cute" else "triton"
+        """The real client whose code generation the kernel brings in: ``triton`` (Triton and Gluon),
+        ``cutlass`` (CuTe atoms) or ``flashinfer`` (its CUDA sources, language ``cuda``)."""
+        return {"cute": "cutlass", "cuda": "flashinfer"}.get(self.language, "triton")
 
     @property
     def section(self) -> str:

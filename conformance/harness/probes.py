@@ -2,7 +2,9 @@
 
 :func:`observe` launches a question's probe kernel (``generators.probes``) once per reading
 (inputs placed as that reading says; a launch that traps matches no reading, except a reading
-under which the kernel is illegal, ``Probe.refused``, which only a refused launch matches) and
+under which the kernel is illegal, ``Probe.refused``, which only a refused launch matches, and a
+reading under which its outcome is undefined, ``Probe.undefined``, which a refused launch or a
+completed one that no other reading matched matches) and
 compares each with the expected values computed under that reading. The device follows the reading(s) whose comparison passes: exactly one is the
 observation; none is "none of the known readings", reported with the raw differences. Results are
 kept per device and question for the session (the suite's cases ask for them too: a case that
@@ -38,7 +40,8 @@ class Observation:
     pick: str
     expected: str            # the reading the suite's expected values follow in this run
     case_id: str = ""
-    raw: str = ""            # the raw differences when no reading matched
+    raw: str = ""            # the raw differences when no reading matched (or an undefined-outcome reading
+                             # matched by a completed launch: how its D differs from the defined readings')
     skip: str = ""
 
     @property
@@ -98,18 +101,28 @@ def _observe(config, device, qid: str) -> Observation:
     with following(settled):
         inputs = probe_inputs(qid, case)
     module = svc.module(case, target)
-    matched, raw = [], []
-    for r in inputs:          # one launch per reading: data placed for another reading may trap
+    probe = PROBES[qid]
+    matched, raw, undefined_by_d = [], [], ""
+    # one launch per reading (data placed for another reading may trap); an undefined-outcome
+    # reading last: it matches a refused launch, or a completed one no defined reading matched
+    for r in sorted(inputs, key=lambda r: r in probe.undefined):
         try:
             outputs, status, _ = svc._launch(module, case, [(ExecCase(case), inputs[r])])
             problem = check_status(case.case_id, status[0])
         except (CaseCrash, CaseTimeout) as exc:
             problem = f"{type(exc).__name__}: {exc}"
-        if r in PROBES[qid].refused:        # a legality reading: the device refuses the kernel
+        if r in probe.refused:        # a legality reading: the device refuses the kernel
             if problem:
                 matched.append(r)
             else:
                 raw.append(f"[{r}] expects the launch refused, but it completed")
+            continue
+        if r in probe.undefined:      # a legality reading of a runtime value: whatever the defined ones do not predict
+            if problem or not matched:
+                matched.append(r)
+                undefined_by_d = "" if problem else "\n".join(raw)     # what the device computed instead
+            else:
+                raw.append(f"[{r}] expects a refused launch or a D no other reading predicts, but got {matched[0]}'s")
             continue
         if not problem:
             with following({**settled, qid: r}):
@@ -124,7 +137,7 @@ def _observe(config, device, qid: str) -> Observation:
                 problem = str(exc)
         raw.append(f"[data placed and expected as {r}] {problem}")
     if len(matched) == 1:
-        return Observation(observed=matched[0], **base)
+        return Observation(observed=matched[0], raw=undefined_by_d[:RAW_LIMIT], **base)
     if matched:
         raise AssertionError(f"probe of {qid} cannot tell {', '.join(matched)} apart (case {case.case_id})")
     return Observation(observed=NONE_OF_THEM, raw="\n".join(raw)[:RAW_LIMIT], **base)

@@ -131,6 +131,9 @@ class MmaLogical:
     scale_a: np.ndarray | None = None  # M x SF codes
     scale_b: np.ndarray | None = None  # SF x N codes
     lane_offset: int = 0
+    #: the A each column block of D reads (.ws Layouts E/G with A in Tensor Memory, spec question
+    #: Q-WS-A-LANES): None = ``a`` in every block; the Q-WS-A-LANES probe places a different A per block
+    a_blocks: tuple[np.ndarray, ...] | None = None
 
 
 def mma_op(p, case_id: str = "") -> MmaOp:
@@ -346,6 +349,23 @@ def _rows_by_cta(layout, lane_offset: int):
     return {c: (where[where[:, 0] == c, 1], np.nonzero(where[:, 0] == c)[0]) for c in range(layout.cta_group)}
 
 
+def _a_region(layout, op, logical, ctas: int, rng, lane_offset: int = 0) -> list[np.ndarray]:
+    """Per-CTA ``[128, ncols]`` regions with A's rows where the MMA reads them: the lanes of D[i][0],
+    and for the .ws Layouts E/G under ``Q-WS-A-LANES=own-quarter`` every lane quarter of D's row i
+    (``reference.tmem_mma_operands.a_row_lanes``), block ``b`` holding ``logical.a_blocks[b]`` if given."""
+    groups = TO.a_row_lanes(layout, lane_offset)
+    mats = logical.a_blocks or (logical.a,) * len(groups)
+    if len(mats) != len(groups):
+        raise ValueError(f"a_blocks expects {len(groups)} matrices (one per column block), but got {len(mats)}")
+    out = [V.random_words(rng, (LANES, TO.a_columns(op.kind, op.a_type, logical.a.shape[1]))) for _ in range(ctas)]
+    for where, mat in zip(groups, mats, strict=True):
+        cells = TO.pack_a(op.kind, op.a_type, mat)
+        for c in range(ctas):
+            mine = where[:, 0] == c
+            out[c][where[mine, 1]] = cells[np.nonzero(mine)[0]]
+    return out
+
+
 def _row_region(layout, cells: np.ndarray, ctas: int, rng, lane_offset: int = 0) -> list[np.ndarray]:
     """Per-CTA ``[128, ncols]`` regions with row i of ``cells`` in the lane of D[i][0]."""
     out = []
@@ -419,7 +439,7 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     region = d_region(op, logical.c, rng, lane)
     tmem = {"d": list(region.before)}
     if p["a_operand"] == "tmem" and preload_a:
-        tmem["a"] = _row_region(layout, TO.pack_a(op.kind, op.a_type, logical.a), cg, rng, lane)
+        tmem["a"] = _a_region(layout, op, logical, cg, rng, lane)
     if op.sparse:
         cells = TO.pack_metadata(op.kind, logical.meta, 0 if op.block_scaled else op.sparsity_selector,
                                  rows_per_cta=op.m // cg)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from generators.params import Case, Params
 from reference import tables as T
 from reference.errors import SpecError
+from reference.spec_questions import question
 from reference.targets import TCGEN05_TARGETS, legal_targets
 
 LEVELS: tuple[str, ...] = ("smoke", "default", "exhaustive")
@@ -37,15 +38,13 @@ def parse_layout(name: str) -> tuple[str, str]:
 
 
 def operand_layouts(type_word: str) -> tuple[str, ...]:
-    """Shared-memory layouts of an operand of ``type_word``: Table 52 swizzles for each major-ness
-    that also have an atom in Table 53 (K-major first, then MN-major/transposed)."""
+    """Shared-memory layouts of an operand of ``type_word`` (K-major first, then MN-major/transposed):
+    ``reference.tables.legal_swizzles`` under the *pick* of spec question Q-KMAJOR-BASE32B
+    (Table 52's swizzles that have a Table 53 atom), whatever ``--reading`` says: the case lists
+    do not change with a reading; the question's probe alone builds K-major 128B_base32B."""
     bits = TYPE_BITS[type_word]
-    out = []
-    for major in T.MAJORS:
-        for swizzle in T.table52_swizzles(bits, major):
-            if (swizzle, major) in T.TABLE_53:
-                out.append(layout_name(swizzle, major))
-    return tuple(out)
+    pick = question(T.KMAJOR_BASE32B).pick
+    return tuple(layout_name(swizzle, major) for major in T.MAJORS for swizzle in T.legal_swizzles(bits, major, pick))
 
 
 def targets_for(features: Sequence[str], candidates: Sequence[str] = TCGEN05_TARGETS) -> tuple[str, ...]:

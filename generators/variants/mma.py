@@ -381,8 +381,9 @@ def lbo_set_variant(pairs) -> list[tuple]:
 
 
 def mma_cases(level: str) -> list[Case]:
-    """Every MMA case of ``level`` in deterministic order (Table 39 row order)."""
-    rows = T.TABLE_39
+    """Every MMA case of ``level`` in deterministic order (Table 39 row order; the rows in force,
+    ``reference.tables.shape_table``: CuTe's K = 96 M = 128 rows last, under Q-K96-M128 = cute-m128)."""
+    rows = T.shape_table()
     if level == "smoke":
         return _smoke(rows)
     out: list[Case] = []

@@ -11,6 +11,7 @@ import numpy as np
 from ptxsim.hazards.common import (
     ASYNC_KIND_NAMES,
     ASYNC_KINDS,
+    PIPELINED,
     SEC_ASYNC,
     SEC_MBAR,
     SEC_PIPE,
@@ -27,7 +28,11 @@ from ptxsim.hazards.records import _Chain, _Effect
 class AsyncRules:
     """Mixin of :class:`~ptxsim.hazards.Hazards`: issued and completed mma/cp/shift."""
 
-    def _init_async(self, m) -> None:
+    def _init_async(self, m, mma_cp_in_order: bool = False) -> None:
+        # Q-MMA-CP-ORDER: a tcgen05.cp may overwrite Tensor Memory an earlier tcgen05.mma of its thread reads
+        # (scale factors) with the MMA's issue alone ordered before it (in-order), or only after its completion
+        self.mma_cp_in_order = mma_cp_in_order
+        self.pairs = PIPELINED | ({("mma", "cp"), ("mma", "cp.4x256b")} if mma_cp_in_order else set())
         shape = (m.ncta, 4, 512)
         self.t_iss = np.zeros(shape, dtype=np.int64)       # issuer + 1 of the last completed mma/cp/shift write
         self.t_iss_ep = np.zeros(shape, dtype=np.int32)    # the issuer's epoch at the issue
@@ -202,7 +207,7 @@ class AsyncRules:
         operations of one thread are unordered otherwise (§9.7.16.6.1).  ``later``: the
         :data:`ASYNC_KINDS` key of ``ins``."""
         lo, hi = int(cols[0]), int(cols[1])
-        chain = _Chain(self.op_hist.get(thread, ()), later)
+        chain = _Chain(self.op_hist.get(thread, ()), later, self.pairs)
         for p in self._queued():
             e = p.hz
             if e.thread != thread or not (e.cols[0] < hi and lo < e.cols[1]):
@@ -314,8 +319,9 @@ class AsyncRules:
         A, metadata and scale factors when it executes, so the write must follow its completion: the
         writer observed the commit's mbarrier (then ``fence::after_thread_sync``).  Only mma -> mma
         and mma -> shift are pipelined (§9.7.16.6.2): those need the MMA's issue ordered before
-        (same thread, or the fence pattern, §9.7.16.6.4.3); mma -> cp and mma -> st are not."""
-        pipelined = kind in ("mma", "shift")
+        (same thread, or the fence pattern, §9.7.16.6.4.3); mma -> st is not, and mma -> cp only under
+        spec question Q-MMA-CP-ORDER's reading ``in-order`` (CUTLASS's block-scaled mainloops)."""
+        pipelined = kind in ("mma", "shift") or (kind == "cp" and self.mma_cp_in_order)
         for e in self._queued_reads():
             if not self._hits(e.tmem_reads, cc, kk):
                 continue

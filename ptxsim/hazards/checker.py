@@ -19,10 +19,11 @@ from reference.spec_questions import reading
 #: checker", docs/spec-questions.md): Triton 3.9 and Gluon order tcgen05 work across threads by
 #: acquire/release synchronization with no tcgen05.fence, and so does CUTLASS 4.2's CuTe
 #: (Q-SYNC-FENCE); Gluon's two_ctas kernels and CUTLASS's SM100 kernels exit right after the CTA
-#: pair's collective dealloc (Q-PAIR-DEALLOC).  ``SimDevice()`` follows them unless it is strict
-#: (``SimDevice(strict=True)``: the questions' picks, the letter of the spec) or its ``readings``
-#: name the question.
-CLIENT_READINGS = {"Q-SYNC-FENCE": "acquire-orders", "Q-PAIR-DEALLOC": "collective"}
+#: pair's collective dealloc (Q-PAIR-DEALLOC); CUTLASS's SM100/SM103 block-scaled mainloops tcgen05.cp the
+#: next scale factors over the ones the MMAs just issued read, with no wait (Q-MMA-CP-ORDER).  ``SimDevice()``
+#: follows them unless it is strict (``SimDevice(strict=True)``: the questions' picks, the letter of the spec)
+#: or its ``readings`` name the question.
+CLIENT_READINGS = {"Q-SYNC-FENCE": "acquire-orders", "Q-PAIR-DEALLOC": "collective", "Q-MMA-CP-ORDER": "in-order"}
 
 
 class Hazards(TmemRules, AsyncRules, AllocRules, SyncRules, SmemRules, PairRules):
@@ -33,7 +34,7 @@ class Hazards(TmemRules, AsyncRules, AllocRules, SyncRules, SmemRules, PairRules
         self.waived = waived
         self.clocks = Clocks(m)
         self._init_tmem(m)
-        self._init_async(m)
+        self._init_async(m, reading("Q-MMA-CP-ORDER") == "in-order")
         self._init_alloc(m)
         self._init_sync(m, reading("Q-SYNC-FENCE") == "acquire-orders")
         self._init_smem(m)

@@ -53,11 +53,12 @@ class _WarpCells:
 
 class _Chain:
     """Which of a thread's earlier asynchronous operations execute before its next one, of kind
-    ``later``, through pipelined pairs (:data:`PIPELINED`) alone: ``A`` does when ``A -> X`` is a
-    pair for some operation ``X`` issued after it that does (the next one itself included)."""
+    ``later``, through pipelined pairs (``pairs``, default :data:`PIPELINED`) alone: ``A`` does when ``A -> X``
+    is a pair for some operation ``X`` issued after it that does (the next one itself included)."""
 
-    def __init__(self, hist, later: str) -> None:
+    def __init__(self, hist, later: str, pairs=PIPELINED) -> None:
         self.hist = hist
+        self.pairs = pairs
         self.before: dict[int, frozenset] = {}    # serial -> kinds of the ordered operations after it
         self.pos = len(hist)
         self.kinds = {later}
@@ -67,9 +68,9 @@ class _Chain:
             self.pos -= 1
             sq, kd = self.hist[self.pos]
             self.before[sq] = frozenset(self.kinds)
-            if any((kd, k) in PIPELINED for k in self.kinds):
+            if any((kd, k) in self.pairs for k in self.kinds):
                 self.kinds.add(kd)
-        return any((kind, k) in PIPELINED for k in self.before.get(serial, self.kinds))
+        return any((kind, k) in self.pairs for k in self.before.get(serial, self.kinds))
 
 
 class _Effect:

@@ -65,7 +65,7 @@ class PtxType:
 
     def scalar(self, value: int | float):
         """A numpy scalar of this type for an immediate operand (integers wrap modulo 2^bits)."""
-        if isinstance(value, float):
+        if isinstance(value, (float, np.floating)):          # a numpy float32 parameter value too
             if self.kind not in ("f", "bf"):
                 raise ValueError(f"a {self.name} operand expects an integer immediate, but got {value!r}")
             return self.dtype(value)

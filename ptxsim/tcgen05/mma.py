@@ -8,7 +8,9 @@ tracking the MMA runs it (:mod:`ptxsim.tcgen05.core`):
 
 * A from shared memory through the decoded descriptor (hook ``smem_desc``, ``reference.smem_image.
   read``; MN-major when the descriptor transposes A), or from Tensor Memory
-  (``reference.tmem_mma_operands``); with ``.cta_group::2`` each CTA supplies its M/2 rows;
+  (``reference.tmem_mma_operands``); with ``.cta_group::2`` each CTA supplies its M/2 rows; a .ws
+  MMA of Layout E/G with A in Tensor Memory reads A once per column block of D, from the lanes
+  spec question Q-WS-A-LANES says (:func:`by_column_block`; one block under ``first-quarter``);
 * B likewise (``K x N``, transposed = K-major rows of N), each CTA of a pair its N/2 columns
   (CUTLASS ``SM100_MMA_*_2x1SM_SS``: ``BLayout`` splits N over the peer CTAs); a .ws MMA reads
   N + column shift columns and uses columns ``shift .. shift+N-1``;
@@ -41,7 +43,7 @@ from ptxsim.tcgen05.core import U32, U64, check_peer, cta_group, tensor_core
 from ptxsim.tcgen05.smem_operands import decode_desc, read_tile
 from reference import tables as T
 from reference import tmem_mma_operands as TO
-from reference.datapath_layouts import d_placement, layout_for
+from reference.datapath_layouts import columns_used, d_placement, layout_for
 from reference.errors import SpecError, expects_but_got
 from reference.instr_descriptor import InstrDescriptor
 from reference.mma_semantics import ashift_source_rows, disabled_lanes, rows_taken
@@ -209,10 +211,11 @@ class MmaExecution:
         return self.m.faults.apply(name, value, instr=self.form.text, cta=self.iss.cta, **ctx)
 
     # -- operands ---------------------------------------------------------------------------------
-    def tmem_rows(self, addr: int, cols: int, what: str) -> np.ndarray:
-        """``uint32[M, cols]``: the row lanes of every CTA from ``addr``'s column (lane = alignment)."""
+    def tmem_rows(self, addr: int, cols: int, what: str, where: np.ndarray | None = None) -> np.ndarray:
+        """``uint32[M, cols]``: the row lanes of every CTA from ``addr``'s column (lane = alignment);
+        ``where``: other ``(cta, lane)`` of the rows (a column block's A, :func:`reference.tmem_mma_operands.a_row_lanes`)."""
         lane, col = split(addr)
-        where = TO.row_lanes(self.layout, lane)
+        where = TO.row_lanes(self.layout, lane) if where is None else where
         c = np.asarray(self.ctas)[where[:, 0]]
         cells_c = col + np.arange(cols)[None, :]
         self.tc.require_cells(c[:, None], where[:, 1:2], cells_c, what)
@@ -232,11 +235,20 @@ class MmaExecution:
             out.append((col, col + d.sparsity_selector + TO.META_WORDS[f.kind]))
         return out
 
-    def read_a(self) -> np.ndarray:
+    def a_blocks(self) -> list[np.ndarray]:
+        """A as each column block of D reads it: one matrix, except a .ws MMA with A in Tensor Memory
+        (Layouts E/G), whose lane quarters may each read their own lanes (spec question Q-WS-A-LANES)."""
+        f = self.form
+        if not (f.ws and f.a_tmem):
+            return [self.collector("a", self.read_a)]
+        lane = split(self.iss.a)[0]
+        return [self.read_a(where) for where in TO.a_row_lanes(self.layout, lane)]
+
+    def read_a(self, where: np.ndarray | None = None) -> np.ndarray:
         f, d = self.form, self.iss.desc
         ks = self.k // 2 if f.sparse else self.k
         if f.a_tmem:
-            cells = self.tmem_rows(self.iss.a, TO.a_columns(f.kind, d.a_type, ks), "tcgen05.mma A")
+            cells = self.tmem_rows(self.iss.a, TO.a_columns(f.kind, d.a_type, ks), "tcgen05.mma A", where)
             return TO.read_a(f.kind, d.a_type, cells, ks)
         major = "MN" if d.transpose_a else "K"
         parts = [read_tile(self.m, c, decode_desc(self.m, self.iss.a, operand="a", kind=f.kind, instr=f.text, cta=c,
@@ -331,12 +343,13 @@ class MmaExecution:
     def run(self) -> None:
         f, iss, d = self.form, self.iss, self.iss.desc
         ops = iss.ops
-        a = self.collector("a", self.read_a)
+        blocks = self.a_blocks()
         if f.sparse:
-            a = self.sparse_a(a)
+            blocks = [self.sparse_a(a) for a in blocks]
         if f.ashift:
             src = self.hook("shift", ashift_source_rows(d.m), op="ashift", rows=d.m)
-            a = rows_taken(a, src)
+            blocks = [rows_taken(a, src) for a in blocks]
+        a = blocks[0]
         shift = ops.column_shift if f.ws else 0
         b = self.collector("b", lambda: self.read_b(shift))
         b = b[:, shift:shift + d.n] if f.group == 1 else b
@@ -363,16 +376,30 @@ class MmaExecution:
         c_in = self.tc.tmem[cta, lanes, cols] & np.uint32((1 << bits) - 1)
         case = MmaCase(f.kind, d.d_type, d.a_type, d.b_type, a, b, c_in, zero, f.sparse, d.negate_a, d.negate_b,
                        d.saturate, ops.enable_input_d, ops.scale_input_d, sa, sb, d.scale_type)
-        out = mma_arithmetic(case)
+        out = by_column_block(case, blocks, self.layout)
         out = self.hook("mma_result", out, row=np.arange(d.m)[:, None], col=np.arange(d.n)[None, :], kind=f.kind,
                         d_type=d.d_type, d_in=c_in, enable_input_d=ops.enable_input_d, cta_group=f.group,
-                        case=case, recompute=lambda **changes: mma_arithmetic(replace(case, **changes)))
+                        case=case, recompute=lambda **changes: by_column_block(replace(case, **changes), blocks,
+                                                                               self.layout))
         out = np.asarray(out).astype(np.uint32) & np.uint32((1 << bits) - 1)
         write = np.ones(out.shape, dtype=bool)
         if ops.disable_output_lane:
             off = disabled_lanes(ops.disable_output_lane, len(self.ctas))      # spec question Q-DOL-2CTA
             write = ~off[cta - self.ctas[0], lanes]
         self.tc.tmem[cta[write], lanes[write], cols[write]] = out[write]
+
+
+def by_column_block(case: MmaCase, a_blocks: list[np.ndarray], layout) -> np.ndarray:
+    """D of ``case`` where column block ``b`` of D multiplies ``a_blocks[b]`` (one block: ``case.a``
+    throughout; a changed ``a`` in ``case`` -- a fault's recompute -- wins over the blocks)."""
+    if len(a_blocks) == 1 or case.a is not a_blocks[0]:
+        return mma_arithmetic(case)
+    block = TO.column_blocks(layout, case.b.shape[1])
+    out = None
+    for b, a in enumerate(a_blocks):
+        part = np.asarray(mma_arithmetic(replace(case, a=a)))
+        out = part if out is None else np.where(block[None, :] == b, part, out)
+    return out
 
 
 @opcode("tcgen05.mma")
@@ -385,7 +412,7 @@ def compile_mma(ins, q, k):
             iss = IssuedMma(m, form, s, j)
             execution = MmaExecution(m, tc, form, iss)
             col = split(iss.d)[1]
-            cols = (col, col + iss.desc.n)
+            cols = (col, col + columns_used(execution.layout, iss.desc.n))     # N/2 columns in Layouts B/E, N/4 in G
             reads = []
             if m.hz is not None:
                 operands = execution.tmem_operands()

@@ -135,10 +135,18 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
 // cta_group::2 (SM100_MMA_*_2x1SM_SS_SPARSE, a cluster of 2 CTAs, M = 256): each CTA holds its 128 rows of
 // compressed A and of metadata (same smem offsets, same TMEM columns) and its N/2 rows of B; the leader copies
 // both CTAs' metadata with one SM100_UTCCP_128dp128bit_2cta and issues the MMAs (as gemm_2sm.cuh).
+// Block-scaled (Cfg::SCALED; CUTLASS example 84a/84b's SM100_MMA_MXF4NVF4_2x1SM_SS_SPARSE /
+// SM100_MMA_MXF8F6F4_2x1SM_SS_SPARSE): as gemm_bs2.cuh, each CTA holds the scale factors of its 128 rows of A and
+// of all N rows of B (the atom's MMA_ScaleFactor), sets of 4 a row as 32-row images, each copied to both CTAs'
+// Tensor Memory by the leader with SM100_UTCCP_4x32dp128bit_2cta (tcgen05.cp.cta_group::2.32x128b.warpx4).
+// Cfg::B_IMAGE: B arrives as the bytes of its shared-memory image along K (unpacked 4-bit elements of kind::mxf8f6f4:
+// 16 elements packed in the low 8 bytes of each 16-byte unit, what TMA's 16U4_ALIGN16B mode writes).
 template <class Cfg>
-CUTE_DEVICE void gemm_sp2(void const* pa, void const* pb, void const* pe, void* pc) {
-  using TA = typename Cfg::TA; using TB = typename Cfg::TB; using TC = typename Cfg::TC;
-  constexpr int M = Cfg::M, N = Cfg::N, K = Cfg::K, MC = M / 2;
+CUTE_DEVICE void gemm_sp2(void const* pa, void const* pb, void const* pe, void* pc,
+                          void const* psa = nullptr, void const* psb = nullptr) {
+  using TB = typename Cfg::TB; using TC = typename Cfg::TC; using TAS = typename Cfg::TAS;
+  using TBS = cute::conditional_t<Cfg::B_IMAGE, uint8_t, TB>;   // B's shared-memory element (CUTLASS's SmemAllocTypeB)
+  constexpr int M = Cfg::M, N = Cfg::N, K = Cfg::K, MC = M / 2, KC = Cfg::KC;
   using TiledMma = decltype(make_tiled_mma(typename Cfg::Mma{}));
   TiledMma tiled_mma;
   using AMma = typename TiledMma::ValTypeA;
@@ -150,27 +158,40 @@ CUTE_DEVICE void gemm_sp2(void const* pa, void const* pb, void const* pe, void* 
   auto shape_A = partition_shape_A(tiled_mma, make_shape(Int<M>{}, Int<K>{}));
   auto shape_B = partition_shape_B(tiled_mma, make_shape(Int<N>{}, Int<K>{}));
   auto sA_layout = UMMA::tile_to_mma_shape(typename Cfg::SpAtomA{}, shape_A);
-  auto sA_dense = tile_to_shape(typename Cfg::AtomA{}, make_shape(Int<MC>{}, Int<K / 2>{}));
+  auto sA_dense = tile_to_shape(typename Cfg::AtomA{}, make_shape(Int<MC>{}, Int<KC>{}));
   auto sB_layout = UMMA::tile_to_mma_shape(typename Cfg::AtomB{}, shape_B);
-  __shared__ alignas(1024) uint8_t smemA[MC * K / 2 * sizeof_bits_v<TA> / 8];
-  __shared__ alignas(1024) uint8_t smemB[cosize_v<decltype(sB_layout)> * sizeof_bits_v<TB> / 8];
+  __shared__ alignas(1024) uint8_t smemA[MC * KC * sizeof_bits_v<TAS> / 8];
+  __shared__ alignas(1024) uint8_t smemB[cosize_v<decltype(sB_layout)> * sizeof_bits_v<TBS> / 8];
   __shared__ alignas(128) uint8_t smemE[MC * K / ES];
+  constexpr int G = Cfg::SF_GROUPS;      // sets of 4 factors a row (column groups), A's then B's
+  __shared__ alignas(128) uint8_t smemSF[2 * G][Cfg::SCALED ? 32 * 16 : 1];
   __shared__ alignas(8) uint64_t mbar;
   __shared__ uint32_t tmem_base;
 
   uint32_t rank = cute::block_rank_in_cluster();
-  Tensor gA = make_tensor(make_gmem_ptr<TA>(pa), make_layout(make_shape(Int<M>{}, Int<K / 2>{}), make_stride(Int<K / 2>{}, _1{})));
-  Tensor gB = make_tensor(make_gmem_ptr<TB>(pb), make_layout(make_shape(Int<N>{}, Int<K>{}), make_stride(Int<K>{}, _1{})));
+  auto sf_layout = tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(_32{}, _16{}));
+  if constexpr (Cfg::SCALED) {     // SFA: this CTA's 128 rows (its own images); SFB: all N rows, same in both CTAs
+    uint8_t const* gsa = reinterpret_cast<uint8_t const*>(psa) + rank * G * 32 * 16;
+    for (int i = threadIdx.x; i < G * 32 * 16; i += blockDim.x) {
+      int g = i / 512, r = i % 512;
+      Tensor sa = make_tensor(make_smem_ptr(smemSF[g]), sf_layout), sb = make_tensor(make_smem_ptr(smemSF[G + g]), sf_layout);
+      sa(r / 16, r % 16) = gsa[i];
+      sb(r / 16, r % 16) = reinterpret_cast<uint8_t const*>(psb)[i];
+    }
+  }
+  Tensor gA = make_tensor(make_gmem_ptr<TAS>(pa), make_layout(make_shape(Int<M>{}, Int<KC>{}), make_stride(Int<KC>{}, _1{})));
   Tensor gC = make_tensor(make_gmem_ptr<TC>(pc), make_layout(make_shape(Int<M>{}, Int<N>{}), make_stride(Int<N>{}, _1{})));
   uint8_t const* gE = reinterpret_cast<uint8_t const*>(pe) + rank * MC * (K / ES);
   ThrMMA thr_mma = tiled_mma.get_slice(rank);
-  Tensor tCgB = thr_mma.partition_B(gB);
   Tensor tCgC = thr_mma.partition_C(gC);
-  Tensor sAd = make_tensor(make_smem_ptr<TA>(static_cast<void*>(smemA)), sA_dense);
-  Tensor tCsB = make_tensor(make_smem_ptr<TB>(static_cast<void*>(smemB)), sB_layout);
-  for (int i = threadIdx.x; i < MC * K / 2; i += blockDim.x)
-    sAd(i / (K / 2), i % (K / 2)) = gA(rank * MC + i / (K / 2), i % (K / 2));
-  for (int i = threadIdx.x; i < size(tCsB); i += blockDim.x) tCsB(i) = tCgB(i);
+  Tensor sAd = make_tensor(make_smem_ptr<TAS>(static_cast<void*>(smemA)), sA_dense);
+  Tensor tCsB = make_tensor(make_smem_ptr<TBS>(static_cast<void*>(smemB)), sB_layout);
+  for (int i = threadIdx.x; i < MC * KC; i += blockDim.x)
+    sAd(i / KC, i % KC) = gA(rank * MC + i / KC, i % KC);
+  {                               // B_IMAGE: B's bytes along K as they stand in shared memory, one byte a slot
+    Tensor gB = make_tensor(make_gmem_ptr<TBS>(pb), make_layout(make_shape(Int<N>{}, Int<K>{}), make_stride(Int<K>{}, _1{})));
+    copy_to_smem(thr_mma.partition_B(gB), tCsB, N / 2);
+  }
   typename SC::TensorEAtom e_atom;
   for (int i = threadIdx.x; i < MC * K / ES; i += blockDim.x) {
     int m = i / (K / ES), b = i % (K / ES);
@@ -200,12 +221,26 @@ CUTE_DEVICE void gemm_sp2(void const* pa, void const* pb, void const* pe, void* 
       auto e_src = make_tensor(make_smem_ptr(smemE),
                                tile_to_shape(UMMA::Layout_K_INTER_Atom<uint8_t>{}, make_shape(Int<128>{}, _16{})));
       SM100_UTCCP_128dp128bit_2cta::copy(uint64_t(UMMA::make_umma_desc<UMMA::Major::K>(e_src)), e_col);
+      if constexpr (Cfg::SCALED) {
+        for (int j = 0; j < 2 * G; ++j)
+          SM100_UTCCP_4x32dp128bit_2cta::copy(
+              uint64_t(UMMA::make_umma_desc<UMMA::Major::K>(make_tensor(make_smem_ptr(smemSF[j]), sf_layout))),
+              tmem_base + Cfg::SF_COL + 4 * j);
+      }
     }
     __syncwarp();
     tiled_mma.accumulate_ = UMMA::ScaleOut::Zero;
     CUTE_UNROLL
     for (int k = 0; k < size<2>(tCrA); ++k) {
-      gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+      if constexpr (Cfg::SCALED) {     // as gemm_sp: set (k*SPB)/4, byte (k*SPB)%4 in TMEM address bits 30-31
+        int g = (k * Cfg::SPB) / 4;
+        uint32_t byte = uint32_t((k * Cfg::SPB) % 4) << 30;
+        Tensor tSFA = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * g) | byte), Layout<_1>{});
+        Tensor tSFB = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * (G + g)) | byte), Layout<_1>{});
+        gemm(tiled_mma.with(tiled_mma.accumulate_, tCtE(_, _, k), tSFA, tSFB), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+      } else {
+        gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+      }
       tiled_mma.accumulate_ = UMMA::ScaleOut::One;
     }
     cutlass::arch::umma_arrive_multicast_2x1SM(&mbar, uint16_t(0b11));

@@ -19,7 +19,7 @@ are not what they claim (:class:`OracleError`). Numerics companions compare unde
 from __future__ import annotations
 
 import functools
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -38,6 +38,7 @@ from generators.inputs.types import NUMERICS
 from reference.datapath_layouts import d_placement, layout_for
 from reference.mma_semantics import mma, mma_models
 from reference.numerics_spec import spec_accepts
+from reference.tmem_mma_operands import column_blocks
 
 
 def _exact_check(op, hw, spec, case_id: str) -> None:
@@ -52,13 +53,30 @@ def _exact_check(op, hw, spec, case_id: str) -> None:
 
 
 def d_result(lg, model: str):
-    return mma(lg.op, lg.a, lg.b, lg.c, model=model, meta=lg.meta, scale_a=lg.scale_a, scale_b=lg.scale_b,
-               lane_offset=lg.lane_offset)
+    """D of the logical operands; with ``lg.a_blocks`` (spec question Q-WS-A-LANES) column block ``b``
+    of D is that of ``a_blocks[b]`` times B."""
+    def of(a):
+        return mma(lg.op, a, lg.b, lg.c, model=model, meta=lg.meta, scale_a=lg.scale_a, scale_b=lg.scale_b,
+                   lane_offset=lg.lane_offset)
+    if not lg.a_blocks:
+        return of(lg.a)
+    layout = layout_for(lg.op.m, lg.op.cta_group, sparse=lg.op.sparse, ws=lg.op.ws)
+    block = column_blocks(layout, lg.op.n)[None, :]
+    out = of(lg.a_blocks[0])
+    for b, a in enumerate(lg.a_blocks[1:], start=1):
+        part = of(a)
+        out = replace(out, **{f.name: np.where(block == b, getattr(part, f.name), getattr(out, f.name))
+                              for f in fields(out) if isinstance(getattr(out, f.name), np.ndarray)
+                              and getattr(out, f.name).shape[-1:] == (lg.op.n,)})
+    return out
 
 
 def d_results(lg):
     """(hardware, spec) results of the MMA on the logical operands (``mma_models``: the
-    model-independent steps once, each numerics model on its own)."""
+    model-independent steps once, each numerics model on its own; per column block with
+    ``lg.a_blocks``)."""
+    if lg.a_blocks:
+        return d_result(lg, "hardware"), d_result(lg, "spec")
     out = mma_models(lg.op, lg.a, lg.b, lg.c, models=("hardware", "spec"), meta=lg.meta, scale_a=lg.scale_a,
                      scale_b=lg.scale_b, lane_offset=lg.lane_offset)
     return out["hardware"], out["spec"]
