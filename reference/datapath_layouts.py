@@ -45,7 +45,7 @@ import numpy as np
 from reference.errors import SpecError, expects_but_got
 from reference.spec_questions import resolve
 from reference.tables import TABLE_39
-from reference.tmem import COLUMNS, LANES_PER_WARP, TmemAddress, memories_for, split_address
+from reference.tmem import COLUMNS, LANES, LANES_PER_WARP, TmemAddress, memories_for, split_address
 
 SECTION = "9.7.16.10.5"
 LAYOUT_SECTIONS = {"A": "9.7.16.10.5.1", "B": "9.7.16.10.5.2", "C": "9.7.16.10.5.3", "D": "9.7.16.10.5.4",
@@ -142,6 +142,20 @@ def d_placement(layout: DatapathLayout, n: int, lane_offset: int = 0) -> np.ndar
 def _d_placement(layout: DatapathLayout, n: int, lane_offset: int) -> np.ndarray:
     i, j = np.meshgrid(np.arange(layout.m), np.arange(n), indexing="ij")
     out = np.stack(d_location(layout, n, i, j, lane_offset), axis=-1)
+    out.setflags(write=False)
+    return out
+
+
+def d_flat_index(layout: DatapathLayout, n: int, lane_offset: int, ncols: int) -> np.ndarray:
+    """Array [M, N]: the flat index of D[i][j]'s cell in a ``[cta_group, 128, ncols]`` region
+    array whose column 0 is the D address (:func:`d_placement`, read-only; once per arguments)."""
+    return _d_flat_index(layout, int(n), int(lane_offset), int(ncols))
+
+
+@functools.lru_cache(maxsize=512)
+def _d_flat_index(layout: DatapathLayout, n: int, lane_offset: int, ncols: int) -> np.ndarray:
+    where = d_placement(layout, n, lane_offset)
+    out = np.ravel_multi_index((where[..., 0], where[..., 1], where[..., 2]), (layout.cta_group, LANES, ncols))
     out.setflags(write=False)
     return out
 

@@ -38,6 +38,7 @@ truncates them); encode rounds to 10 mantissa bits and writes those 13 bits as 0
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -210,8 +211,21 @@ def decode(fmt: str | Format, codes, reading: str | None = None) -> np.ndarray:
     if f.name == "tf32" and resolve("Q-TF32-TRUNC", reading) == "round-nearest":
         c = tf32_rounded(c)
     c = np.asarray(c & ~np.array(_IGNORED_BITS.get(f.name, 0), dtype=f.code_dtype))
+    if f.container_bits <= 16:           # the same cast, once per code: a table lookup
+        return _value_table(f.name)[c]
     with np.errstate(invalid="ignore"):  # NaN codes cast to NaN
         return c.view(_STORAGE_TYPE[f.name]).astype(np.float64)
+
+
+@functools.lru_cache(maxsize=None)
+def _value_table(name: str) -> np.ndarray:
+    """float64 value of every code of a format of at most 16 bits (:func:`decode`'s cast, once)."""
+    f = FORMATS[name]
+    codes = np.arange(1 << f.container_bits).astype(f.code_dtype)
+    with np.errstate(invalid="ignore"):
+        table = codes.view(_STORAGE_TYPE[f.name]).astype(np.float64)
+    table.setflags(write=False)
+    return table
 
 
 def is_nan_code(fmt: str | Format, codes) -> np.ndarray:
@@ -368,6 +382,46 @@ def encode(fmt: str | Format, values, *, rounding: str = "rne") -> np.ndarray:
     return _encode_float(f, x, rounding)
 
 
+def product_sums_where_nonfinite(aa: np.ndarray, bb: np.ndarray, c) -> np.ndarray:
+    """M x N: the IEEE float64 sum ``(aa[m, :] * bb[:, n]).sum() + c[m, n]`` (numpy's products and
+    sum, as ``(aa[:, None, :] * bb.T[None, :, :]).sum(axis=-1) + c`` computes it) wherever it can
+    be NaN or Inf, and 0.0 elsewhere: for finding non-finite results only (``isnan``/``isinf``).
+
+    It can be non-finite only where a factor or C is, or where the sum of |terms| reaches the top
+    of float64 (a product or a partial sum overflowing); elsewhere every product and partial sum
+    is finite. The bound comes from a matmul of the finite magnitudes (within a factor 1 + K 2^-52
+    of the exact one), against 2^1000: far enough below 2^1024. Where a finite partial sum does
+    overflow float64 the result is an IEEE sum in numpy's order for a 2-D array, which may differ
+    from the 3-D expression's (NaN against Inf); values of the MMA formats never get there
+    (|term| <= 2^(2*128 + 2*127), K <= 2^10)."""
+    aa, bb = np.asarray(aa, dtype=np.float64), np.asarray(bb, dtype=np.float64)
+    c = np.broadcast_to(np.asarray(c, dtype=np.float64), (aa.shape[0], bb.shape[1]))
+    fin_a, fin_b, fin_c = np.isfinite(aa), np.isfinite(bb), np.isfinite(c)
+    with np.errstate(invalid="ignore", over="ignore"):
+        bound = np.where(fin_a, np.abs(aa), 0.0) @ np.where(fin_b, np.abs(bb), 0.0) + np.where(fin_c, np.abs(c), 0.0)
+        maybe = ~fin_a.all(axis=1)[:, None] | ~fin_b.all(axis=0)[None, :] | ~fin_c | ~(bound < 2.0 ** 1000)
+        rows, cols = np.nonzero(maybe)
+        out = np.zeros(c.shape)
+        out[rows, cols] = (aa[rows] * bb.T[cols]).sum(axis=-1) + c[rows, cols]
+    return out
+
+
+def exact_codes(fmt: str | Format, values) -> np.ndarray | None:
+    """Codes of ``values`` when every one is exactly a finite value of the format (what
+    :func:`encode` gives them, in one pass instead of :func:`is_representable` then :func:`encode`),
+    else None. Formats whose storage type is not the format take those two steps."""
+    f = get_format(fmt)
+    if f.name not in _EXACT_STORAGE:
+        x = np.asarray(values)
+        return encode(f, x) if is_representable(f, x).all() else None
+    x = _as_float64(f, values)
+    with np.errstate(all="ignore"):
+        storage = x.astype(_STORAGE_TYPE[f.name])
+        if not (np.isfinite(x).all() and (storage.astype(np.float64) == x).all()):
+            return None
+    return storage.view(np.dtype(f"u{storage.dtype.itemsize}")).astype(f.code_dtype)
+
+
 def is_representable(fmt: str | Format, values) -> np.ndarray:
     """True where a value is finite and exactly a value of the format (encode would not round)."""
     f = get_format(fmt)
@@ -393,6 +447,18 @@ def is_representable(fmt: str | Format, values) -> np.ndarray:
     exact = _round_to_precision(safe, f.mantissa_bits, 1 - f.bias, "rz") == safe
     ok = finite & exact & (np.abs(safe) <= max_finite(f))
     return ok & (safe >= 0) if not f.signed else ok
+
+
+def multiples_of_pow2(x, g: int) -> bool:
+    """Whether every element of the finite float64 array ``x`` is an integer multiple of 2^g (zeros
+    are), i.e. its last set bit is at 2^g or above: x * 2^-g is whole. The scaling is exact unless
+    it underflows or overflows. Underflow: only a nonzero element below 2^g, no multiple, which
+    the count of nonzeros catches. Overflow (Inf passes the whole-number test): only |x| >=
+    2^(1024 + g) with g < 0, whose last set bit is at least 2^(972 + g) > 2^g: a multiple."""
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore"):
+        y = np.ldexp(x, max(-2200, min(2200, -int(g)))) if abs(int(g)) > 1000 else np.multiply(x, 2.0 ** -int(g))
+    return bool((np.floor(y) == y).all()) and np.count_nonzero(y) == np.count_nonzero(x)
 
 
 def all_values(fmt: str | Format) -> tuple[np.ndarray, np.ndarray]:

@@ -29,6 +29,7 @@ Decisions on ambiguous text (docs/mma.md has the full list):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,15 +119,24 @@ def disabled_elements(op: MmaOp, lane_offset: int = 0) -> np.ndarray:
     """
     if op.disable_output_lane is None:
         return np.zeros((op.m, op.n), dtype=bool)
-    bits = 0
-    for i, word in enumerate(op.disable_output_lane):
-        bits |= word << (32 * i)
     layout = DL.layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     if lane_offset not in layout.lane_alignments:
         raise SpecError(DL.SECTION, "Tensor Memory Datapath Lane Alignment", expects_but_got(
             f"lane alignment of Layout {layout.layout_id}", " or ".join(map(str, layout.lane_alignments)), lane_offset))
-    where = DL.d_placement(layout, op.n, lane_offset)
-    return disabled_lanes(bits, op.cta_group)[where[..., 0], where[..., 1]]
+    reading = resolve("Q-DOL-2CTA", None) if op.cta_group == 2 else None
+    return _disabled_elements(tuple(op.disable_output_lane), layout, op.n, lane_offset, reading).copy()
+
+
+@functools.lru_cache(maxsize=1024)
+def _disabled_elements(words: tuple[int, ...], layout, n: int, lane_offset: int, reading: str | None) -> np.ndarray:
+    """:func:`disabled_elements` of one vector, layout, N and lane alignment (computed once; read-only)."""
+    bits = 0
+    for i, word in enumerate(words):
+        bits |= word << (32 * i)
+    where = DL.d_placement(layout, n, lane_offset)
+    out = disabled_lanes(bits, layout.cta_group, reading)[where[..., 0], where[..., 1]]
+    out.setflags(write=False)
+    return out
 
 
 def disabled_lanes(bits: int, cta_group: int, reading: str | None = None) -> np.ndarray:
@@ -224,14 +234,30 @@ def mma(op: MmaOp, a, b, c, *, model: str = "spec", meta=None, scale_a=None, sca
     ``c`` is D's content before the MMA (codes, M x N): the accumulator when enable-input-d is
     true, and the value kept in disabled lanes either way.
     """
-    if model not in MODELS:
-        raise SpecError(SECTION, "numerics model", expects_but_got("model", "spec or hardware", model))
+    return mma_models(op, a, b, c, models=(model,), meta=meta, scale_a=scale_a, scale_b=scale_b,
+                      lane_offset=lane_offset, metadata_context=metadata_context)[model]
+
+
+def mma_models(op: MmaOp, a, b, c, *, models=MODELS, meta=None, scale_a=None, scale_b=None,
+               lane_offset: int = 0, metadata_context: str = "tcgen05") -> dict[str, MmaResult]:
+    """:func:`mma` under each numerics model of ``models``: {model: MmaResult}. The steps no model
+    changes (the multiplicands, scales, C's values, the disabled elements) run once."""
+    for model in models:
+        if model not in MODELS:
+            raise SpecError(SECTION, "numerics model", expects_but_got("model", "spec or hardware", model))
     a_val, b_val, amb_rows = logical_operands(op, a, b, meta=meta, metadata_context=metadata_context)
     sa, sb = _scales(op, scale_a, scale_b)
     c = np.asarray(c)
     if c.shape != (op.m, op.n):
         raise _shape_err("C (D before the MMA)", (op.m, op.n), c.shape)
     c_val = _decode_d(op.d_type, c)
+    fused = {model: _fused(op, model, a_val, b_val, c_val, sa, sb) for model in models}
+    off = disabled_elements(op, lane_offset)
+    return {model: _result(op, model, *fused[model], c, c_val, amb_rows, off) for model in models}
+
+
+def _fused(op: MmaOp, model: str, a_val, b_val, c_val, sa, sb):
+    """(D codes, values, tolerance) of one MMA under ``model`` from its multiplicands."""
     shape = (op.m, op.n)
     if op.kind == "i8":
         c_term = c_val if op.enable_input_d else np.zeros(shape, dtype=np.int64)
@@ -250,7 +276,12 @@ def mma(op: MmaOp, a, b, c, *, model: str = "spec", meta=None, scale_a=None, sca
                             sa=sa, sb=sb, scale_fmt=op.scale_type,
                             c_shift=op.scale_input_d if op.enable_input_d else 0, step=step)
         d, tol = HW.d_codes(value, op.d_type), np.zeros(shape)
-    off = disabled_elements(op, lane_offset)
+    return d, value, tol
+
+
+def _result(op: MmaOp, model: str, d, value, tol, c, c_val, amb_rows, off) -> MmaResult:
+    """The MmaResult: disabled elements keep C, ambiguous rows marked where written."""
+    shape = (op.m, op.n)
     written = ~off
     if off.any():
         d = np.where(written, d, c.astype(d.dtype))

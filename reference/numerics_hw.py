@@ -43,6 +43,7 @@ below 2^(q + 53)) is rounded by the same step 4. Exact-by-construction inputs al
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,8 +107,7 @@ def decompose(values: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray, int
     non-finite values get m = 0 (zero's exponent is replaced by ``e_zero`` by the caller).
     """
     f = F.get_format(fmt)
-    # ue8m0 has no subnormals: 2^-127 is its smallest value (emin = -bias); others emin = 1 - bias
-    p, emin = f.mantissa_bits, (-f.bias if f.mantissa_bits == 0 else 1 - f.bias)
+    p, emin = f.mantissa_bits, _emin(f)
     x = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(x) & (x != 0)
     safe = np.where(finite, x, 1.0)
@@ -115,6 +115,12 @@ def decompose(values: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray, int
     e = np.maximum(e2 - 1, emin)
     m = np.where(finite, np.ldexp(safe, p - e), 0.0).astype(np.int64)    # exact: x has <= p fraction bits
     return m, e.astype(np.int64), p
+
+
+def _emin(f) -> int:
+    """The smallest nominal exponent of a format: 1 - bias; ue8m0 has no subnormals: 2^-127 is its
+    smallest value (emin = -bias)."""
+    return -f.bias if f.mantissa_bits == 0 else 1 - f.bias
 
 
 def _bit_length(mag: np.ndarray) -> np.ndarray:
@@ -283,21 +289,19 @@ def _special(a, b, c, sa, sb) -> tuple[np.ndarray, np.ndarray] | None:
     arrays = [a, b, c] + ([sa, sb] if sa is not None else [])
     if all(np.isfinite(x).all() for x in arrays):
         return None
-    aa = a if sa is None else a * sa
-    bb = b if sb is None else b * sb
     with np.errstate(invalid="ignore", over="ignore"):
-        prod = aa[:, None, :] * bb.T[None, :, :]
-        total = prod.sum(axis=-1) + c
+        aa = a if sa is None else a * sa
+        bb = b if sb is None else b * sb
+    total = F.product_sums_where_nonfinite(aa, bb, c)       # finite stand-ins where it is finite
     return np.isnan(total), total
 
 
 def _nominal_max(values: np.ndarray, fmt: str) -> int:
     """Largest nominal exponent (step 1) of the nonzero values; a very small number if none."""
-    x = np.abs(values[values != 0])
-    if x.size == 0:
+    top = max(float(values.max(initial=0.0)), -float(values.min(initial=0.0)))     # the largest |value|
+    if top == 0.0:
         return NO_EXP
-    _, e, _ = decompose(np.array([x.max()]), fmt)
-    return int(e[0])
+    return max(math.frexp(top)[1] - 1, _emin(F.get_format(fmt)))     # decompose's e, for one value
 
 
 def _lowest_bit(values: np.ndarray) -> int:
@@ -329,14 +333,17 @@ def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type:
         bound = [e_prod + e_scale, e_scale]
         q_prod += _lowest_bit(sa) + _lowest_bit(sb)
     bound += [_nominal_max(c, d_type) - c_shift, prm.e_zero]
-    q = min(q_prod, _lowest_bit(c) - c_shift)
+    if q_prod < -NO_EXP // 2 and F.multiples_of_pow2(c, q_prod + c_shift):
+        q = q_prod                          # C's lowest bit is no lower: the min below, without it
+    else:
+        q = min(q_prod, _lowest_bit(c) - c_shift)
     if q > -NO_EXP // 2:                                       # every term is zero
         q = prm.e_zero - prm.fraction_bits
     if q < max(bound) - prm.fraction_bits:
         return None
     aa = a if sa is None else a * sa                           # exact: scales are short (<= 4 bits)
     bb = b if sb is None else b * sb
-    c_term = np.ldexp(c, -c_shift)
+    c_term = np.ldexp(c, -c_shift) if c_shift else c
     if (np.abs(aa) @ np.abs(bb) + np.abs(c_term)).max(initial=0.0) >= np.ldexp(1.0, q + 53):
         return None                                            # a partial sum might round in float64
     exact = aa @ bb + c_term                                   # the exact sum (bound above)

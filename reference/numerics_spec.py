@@ -102,9 +102,8 @@ def _subnormal(values: np.ndarray, fmt: str) -> np.ndarray:
 
 
 def _special(aa: np.ndarray, bb: np.ndarray, c: np.ndarray):
-    with np.errstate(invalid="ignore", over="ignore"):
-        total = (aa[:, None, :] * bb.T[None, :, :]).sum(axis=-1) + c
-    return total
+    """The IEEE sum of products and C where it is not finite (finite stand-ins elsewhere)."""
+    return F.product_sums_where_nonfinite(aa, bb, c)
 
 
 def spec_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None, sb=None,
@@ -127,21 +126,27 @@ def _exact_tolerance(v: np.ndarray, d_type: str) -> np.ndarray:
     p_d, emin_d, max_d = D_PRECISION[d_type]
     with np.errstate(over="ignore"):
         in_d = (v.astype(np.float32 if d_type == "f32" else np.float16).astype(np.float64) == v) & (np.abs(v) <= max_d)
+    if in_d.all():
+        return np.zeros(v.shape)
     return np.where(in_d, 0.0, _ulp(np.abs(v), p_d, emin_d))
 
 
 def _all_exact(abs_a, abs_b, c, total_abs, p_acc, emin_acc) -> bool:
     """Whether every element's accumulation is exact, from whole-matrix bounds (a sufficient
     condition for ``_exact_elements`` marking every element): every term of every element is a
-    multiple of 2^G, G = min(lsb over A + lsb over B, lsb over C) <= each element's own g, so
-    G >= emin - P + 1 and max S < 2^(G + P) give each element's condition."""
-    g = min(int(lsb_exponent(abs_a).min(initial=1 << 40)) + int(lsb_exponent(abs_b).min(initial=1 << 40)),
-            int(lsb_exponent(c).min(initial=1 << 40)))
+    multiple of 2^g, g = min(lsb over A + lsb over B, lsb over C) <= each element's own g, so
+    g >= emin - P + 1 and max S < 2^(g + P) give each element's condition. Inputs finite.
+
+    Written as g >= G, G = max(emin - P + 1, floor(log2 max S) - P + 1) (the two conditions;
+    integers): the lsb of the small A and B, and for C (M x N) only whether every element is a
+    multiple of 2^G (``formats.multiples_of_pow2``), which is cheaper than its lsb."""
     s_max = float(total_abs.max(initial=0.0))
     if s_max == 0.0:
         return True
-    log_s = (np.array(s_max).view(np.int64) >> 52) - 1023
-    return g >= emin_acc - p_acc + 1 and int(log_s) < g + p_acc
+    log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
+    g_min = max(emin_acc - p_acc + 1, log_s - p_acc + 1)
+    g_prod = int(lsb_exponent(abs_a).min(initial=1 << 40)) + int(lsb_exponent(abs_b).min(initial=1 << 40))
+    return g_prod >= g_min and F.multiples_of_pow2(c, g_min)
 
 
 def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut=True):

@@ -34,6 +34,7 @@ from reference.smem_layout import (
     check_extents,
     check_tile,
     element_storage,
+    first_period,
     kmajor_group_rows,
 )
 from reference.spec_questions import following, reading
@@ -104,8 +105,18 @@ def _chosen(major, swizzle, dtype, mn, k, start_address, kind, pattern_start, co
 
 
 def image_extent(layout: SmemLayout, mn: int, k: int) -> tuple[int, int]:
-    """[lo, hi): the byte range of 16-byte units an mn×k tile touches (lo <= start address; §9.7.16.3.3)."""
-    units = layout.bit_offsets(mn, k) // (8 * UNIT_BYTES) * UNIT_BYTES + layout.start_address
+    """[lo, hi): the byte range of 16-byte units an mn×k tile touches (lo <= start address; §9.7.16.3.3).
+    Computed once per layout moved into its first pattern period (``smem_layout.first_period``)."""
+    base, shift = first_period(layout)
+    lo, hi = _period_extent(base, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"), reading("Q-KMAJOR-BASE32B"))
+    return lo + shift, hi + shift
+
+
+@functools.lru_cache(maxsize=2048)
+def _period_extent(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str,
+                   kmajor_reading: str) -> tuple[int, int]:
+    with following({"Q-LBO-KSW": lbo_reading, "Q-BASE-OFFSET": base_reading, "Q-KMAJOR-BASE32B": kmajor_reading}):
+        units = layout.bit_offsets(mn, k) // (8 * UNIT_BYTES) * UNIT_BYTES + layout.start_address
     return min(int(units.min()), layout.start_address), int(units.max()) + UNIT_BYTES
 
 

@@ -27,6 +27,7 @@ from reference.smem_layout import (
     check_combination,
     check_extents,
     element_storage,
+    first_period,
     kmajor_group_rows,
     pattern_anchor,
     swizzled_k_unit_stride,
@@ -52,14 +53,23 @@ class SmemImage:
 # pack: logical matrix -> image (addresses from SmemLayout)
 # ---------------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=512)
 def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str, kmajor_reading: str):
-    """(bit address of each element (row-major, read-only), touched unit offsets, lo, hi) of an
-    mn×k tile in ``layout``; SpecError when two elements share bits.  Depends on the layout and
-    the readings of spec questions Q-LBO-KSW, Q-BASE-OFFSET and Q-KMAJOR-BASE32B only."""
+    """(bit offset of each element from byte ``lo`` (row-major, read-only), when every element
+    starts on a byte the offsets of its bytes, least significant first (else None), touched unit
+    offsets from ``lo``, lo, hi) of an mn×k tile in ``layout``; SpecError when two elements share
+    bits. Depends on the layout and the readings of spec questions Q-LBO-KSW, Q-BASE-OFFSET and
+    Q-KMAJOR-BASE32B only; computed once for the layout moved into its first pattern period
+    (``smem_layout.first_period``), then moved back."""
+    base, shift = first_period(layout)
+    rel_bits, starts, units, lo, hi = _period_plan(base, mn, k, lbo_reading, base_reading, kmajor_reading)
+    return rel_bits, starts, units, lo + shift, hi + shift
+
+
+@functools.lru_cache(maxsize=2048)
+def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str, kmajor_reading: str):
     check_extents(mn, k)
     with following({"Q-BASE-OFFSET": base_reading, "Q-KMAJOR-BASE32B": kmajor_reading}):
-        addresses = layout.bit_addresses(*np.meshgrid(np.arange(mn), np.arange(k), indexing="ij"),
+        addresses = layout.bit_addresses(np.arange(mn)[:, None], np.arange(k)[None, :],     # broadcast: mn x k
                                          lbo_reading=lbo_reading).ravel()
     ordered = np.sort(addresses)
     if (ordered[1:] == ordered[:-1]).any():
@@ -67,10 +77,16 @@ def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_readi
             "layout", "distinct bits for distinct elements (LBO/SBO too small for the tile)", "overlapping elements"))
     lo = min(int(addresses.min()) // 128 * 16, layout.start_address)
     hi = int(addresses.max()) // 128 * 16 + 16
-    units = np.unique(ordered // 128 * 16 - lo)
-    addresses.flags.writeable = False
-    units.flags.writeable = False
-    return addresses, units, lo, hi
+    unit_of = ordered // 128 * 16 - lo                 # sorted: its distinct values are where it steps
+    units = unit_of[np.concatenate(([True], unit_of[1:] != unit_of[:-1]))]
+    rel_bits = addresses - lo * 8
+    starts = None
+    if layout.storage.bits % 8 == 0 and not (addresses % 8).any():
+        starts = (rel_bits[:, None] // 8 + np.arange(layout.storage.bits // 8)).ravel()    # element, byte
+    for arr in (rel_bits, starts, units):
+        if arr is not None:
+            arr.flags.writeable = False
+    return rel_bits, starts, units, lo, hi
 
 
 def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
@@ -91,18 +107,16 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     if int(codes.max()) >> bits:
         raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
     mn, k = codes.shape
-    addresses, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"),
-                                          reading("Q-KMAJOR-BASE32B"))
+    rel_bits, starts, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"),
+                                                 reading("Q-KMAJOR-BASE32B"))
     flat = codes.ravel()
-    if bits % 8 == 0 and not (addresses % 8).any():      # whole bytes: write byte j of every element
+    if starts is not None:      # whole bytes: byte j of every element (little-endian) at its offset
         image = np.full(hi - lo, fill, dtype=np.uint8)
-        starts = addresses // 8 - lo
-        for j in range(bits // 8):
-            image[starts + j] = (flat >> np.uint64(8 * j)) & np.uint64(0xFF)
+        image[starts] = flat.astype(f"<u{bits // 8}").view(np.uint8)
     else:
         image_bits = np.unpackbits(np.full(hi - lo, fill, dtype=np.uint8), bitorder="little")
         for b in range(bits):  # bit b of every element; positions are distinct (checked above)
-            image_bits[addresses + b - lo * 8] = (flat >> np.uint64(b)) & np.uint64(1)
+            image_bits[rel_bits + b] = (flat >> np.uint64(b)) & np.uint64(1)
         image = np.packbits(image_bits, bitorder="little")
     if layout.storage.padded:  # padding bits of every touched unit are zero (TMA writes them)
         data_bytes = layout.storage.data_bits // 8

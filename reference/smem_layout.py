@@ -46,7 +46,7 @@ start address inside a 128B row and keeps base offset 0, ``make_umma_desc``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -327,8 +327,50 @@ class SmemLayout:
 
     def bit_offsets(self, mn: int, k: int) -> np.ndarray:
         """``(mn, k)`` int64 array: bit offset of every element of an mn×k tile from the start address."""
-        rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(k, dtype=np.int64), indexing="ij")
+        rows, cols = np.arange(mn, dtype=np.int64)[:, None], np.arange(k, dtype=np.int64)[None, :]   # broadcast
         return self.bit_addresses(rows, cols) - self.start_address * 8
+
+
+PATTERN_PERIOD = 1024     # bytes: every swizzle functor of Table 41 reads address bits below 10 only
+
+
+def pattern_period(swizzle: str) -> int:
+    """Bytes after which a swizzle pattern repeats: 2^(M + S + B) of its functor (the XOR reads
+    address bits below that: 128B 1024, 64B and 128B_base32B 512, 32B 256); no swizzle: 16 (a
+    unit)."""
+    if swizzle == "none":
+        return UNIT_BYTES
+    fn = GEOMETRY[swizzle].functor
+    return 1 << (fn.m + fn.s + fn.b)
+
+
+def first_period(layout: SmemLayout) -> tuple[SmemLayout, int]:
+    """(``layout`` moved down by whole pattern periods (:func:`pattern_period`), the bytes it
+    moved): every element of the moved layout sits exactly that many bytes lower (plans of
+    addresses are computed once per period and moved back).
+
+    Why: the canonical layout's offsets are relative to the start address; the absolute
+    leading-dimension mode's jump is the difference of its two addresses (both move) and its
+    split reads the start modulo 128 (a 128B layout: its period is 1024); the swizzle XORs
+    address bits 4-6 (5-6) with bits 7-9 (7-8) of the address minus an anchor that moves with the
+    start (``start-phase``) or is fixed (``128 * base offset``, the pick of Q-BASE-OFFSET):
+    neither reads the bits at and above the period. A move whose layout would not be legal is not
+    made (moved 0)."""
+    period = pattern_period(layout.swizzle)
+    if layout.lbo_mode == "absolute":
+        period = max(period, PATTERN_PERIOD)
+    shift = layout.start_address - layout.start_address % period
+    if layout.lbo_mode == "absolute":
+        shift = min(shift, layout.leading_byte_offset - layout.leading_byte_offset % period)
+    if not shift:
+        return layout, 0
+    moved = {"start_address": layout.start_address - shift}
+    if layout.lbo_mode == "absolute":
+        moved["leading_byte_offset"] = layout.leading_byte_offset - shift
+    try:
+        return replace(layout, **moved), shift
+    except SpecError:
+        return layout, 0
 
 
 def check_combination(major: str, swizzle: str, storage: ElementStorage) -> None:

@@ -152,10 +152,10 @@ def pack_a(kind: str, a_type: str, codes) -> np.ndarray:
     """``uint32[rows, cells]``: rows of A codes packed as Tensor Memory cells."""
     arr = np.asarray(codes, dtype=np.uint64)
     if kind in ("mxf4", "mxf4nvf4", "mxf8f6f4"):
-        return np.stack([pack_a_row(kind, a_type, row) for row in arr])
+        return pack_a_row(kind, a_type, arr).reshape(arr.shape[0], -1)
     bits = _slot_bits(kind, a_type)
     if ELEMENT_BITS[a_type] < 8:
-        return np.stack([bytes_to_words(container_byte(a_type, row)) for row in arr])
+        return bytes_to_words(container_byte(a_type, arr)).reshape(arr.shape[0], -1)
     per = 32 // bits
     rows, k = arr.shape
     padded = np.zeros((rows, -(-k // per) * per), dtype=np.uint64)

@@ -60,11 +60,17 @@ def container_code(fmt: str, containers) -> np.ndarray:
 
 
 def bytes_to_words(data) -> np.ndarray:
-    """Little-endian: byte k -> bits 8*(k%4) of word k//4 (length padded with zero bytes)."""
+    """Little-endian: byte k -> bits 8*(k%4) of word k//4 (length padded with zero bytes). A 2-D
+    ``data`` packs each row (the last axis) the same way."""
     raw = np.asarray(data, dtype=np.uint8)
-    pad = (-raw.size) % 4
-    raw = np.concatenate([raw, np.zeros(pad, dtype=np.uint8)])
-    return raw.reshape(-1, 4).astype(np.uint32) @ (np.uint32(1) << np.arange(0, 32, 8, dtype=np.uint32))
+    pad = (-raw.shape[-1]) % 4 if raw.ndim else 0
+    if raw.ndim != 1 and raw.ndim != 2:
+        raw = raw.reshape(-1)
+        pad = (-raw.size) % 4
+    if pad:
+        raw = np.concatenate([raw, np.zeros(raw.shape[:-1] + (pad,), dtype=np.uint8)], axis=-1)
+    raw = np.ascontiguousarray(raw)
+    return raw.view("<u4").reshape(raw.shape[:-1] + (-1,)).astype(np.uint32)
 
 
 def words_to_bytes(words) -> np.ndarray:
@@ -74,16 +80,17 @@ def words_to_bytes(words) -> np.ndarray:
 
 
 def pack_a_row(kind: str, fmt: str, codes) -> np.ndarray:
-    """The 32-bit Tensor Memory cells (columns) holding one row of A (K codes), per kind."""
+    """The 32-bit Tensor Memory cells (columns) holding one row of A (K codes), per kind (a 2-D
+    ``codes``: each of its rows)."""
     if kind == "mxf8f6f4":
         return bytes_to_words(container_byte(fmt, codes))
     if kind in ("mxf4", "mxf4nvf4"):
         if fmt != "e2m1":
             raise SpecError(SECTION_MXF4, "A packing", expects_but_got(f"A type of kind::{kind}", "e2m1", fmt))
         arr = _check_codes(fmt, codes, SECTION_MXF4)
-        if arr.size % 2:
-            raise SpecError(SECTION_MXF4, "A packing", expects_but_got("number of e2m1 codes in a row", "an even count", arr.size))
-        return bytes_to_words((arr[0::2] | (arr[1::2] << 4)).astype(np.uint8))
+        if arr.shape[-1] % 2:
+            raise SpecError(SECTION_MXF4, "A packing", expects_but_got("number of e2m1 codes in a row", "an even count", arr.shape[-1]))
+        return bytes_to_words((arr[..., 0::2] | (arr[..., 1::2] << 4)).astype(np.uint8))
     raise SpecError("9.7.16.10.4.2", "A packing", expects_but_got("kind with A in Tensor Memory packing rules", "mxf8f6f4, mxf4 or mxf4nvf4", kind))
 
 

@@ -40,6 +40,7 @@ Inferred from the rule only (no public figure found): m16n8k32 s8/u8 and m16n8k6
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -156,16 +157,27 @@ def _check_meta(s: WarpSparseShape, meta) -> np.ndarray:
 def warp_metadata_registers(s: WarpSparseShape, meta, selector: int) -> np.ndarray:
     """The 32 lanes' metadata registers (uint32; 0 in lanes the instruction does not read)."""
     bits = _row_step_bits(s, _check_meta(s, meta))
+    lanes, rows, steps, shifts = _register_plan(s, selector)
     regs = np.zeros(LANES, dtype=np.uint64)
+    np.bitwise_or.at(regs, lanes, bits[rows, steps] << shifts)
+    return regs.astype(np.uint32)
+
+
+@functools.lru_cache(maxsize=None)
+def _register_plan(s: WarpSparseShape, selector: int) -> tuple[np.ndarray, ...]:
+    """(lane, row, step, shift) of every row's bits in a lane's metadata register
+    (:func:`metadata_slot` of each lane; once per shape and selector, read-only)."""
+    plan = []
     for lane in range(LANES):
         slot = metadata_slot(s, lane, selector)
         if slot is None:
             continue
         step, *rows = slot
-        width = s.row_bits_per_step
-        for i, row in enumerate(rows):
-            regs[lane] |= bits[row, step] << np.uint64(width * i)
-    return regs.astype(np.uint32)
+        plan += [(lane, row, step, s.row_bits_per_step * i) for i, row in enumerate(rows)]
+    out = tuple(np.array([p[f] for p in plan], dtype=np.int64 if f < 3 else np.uint64) for f in range(4))
+    for arr in out:
+        arr.setflags(write=False)
+    return out
 
 
 def warp_metadata_from_registers(s: WarpSparseShape, regs, selector: int) -> np.ndarray:

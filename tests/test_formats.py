@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reference.errors import SpecError
 from reference.formats import (
@@ -505,3 +507,43 @@ def test_encode_rejects_values_outside_the_format(name, values, match):
 def test_encode_rejects_an_unknown_rounding_mode():
     with pytest.raises(SpecError, match="rounding expects 'rne' or 'rz', but got 'rn'"):
         encode("f16", 1.0, rounding="rn")
+
+
+def test_decode_table_is_the_cast():
+    """``decode`` of formats up to 16 bits looks values up in a table of its own cast: every code
+    of every such format decodes to the same float64 bits as the element-by-element cast."""
+    from reference.formats import _STORAGE_TYPE, FORMATS, _value_table
+
+    for name, f in FORMATS.items():
+        if not f.is_float or f.container_bits > 16:
+            continue
+        codes = np.arange(1 << f.bits).astype(f.code_dtype)
+        with np.errstate(invalid="ignore"):
+            direct = codes.view(_STORAGE_TYPE[name]).astype(np.float64)
+        assert np.array_equal(_value_table(name)[codes].view(np.int64), direct.view(np.int64)), name
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), k=st.integers(1, 40), specials=st.integers(0, 6), huge=st.booleans())
+def test_product_sums_where_nonfinite_is_the_ieee_sum(seed, k, specials, huge):
+    """``product_sums_where_nonfinite`` finds every NaN/Inf of the full IEEE sum of products and
+    C (numpy's), with the same value there, on operands with NaN, +-Inf and large values (as large
+    as MMA operands get: no finite partial sum overflows float64, where the order of the sum would
+    decide between NaN and Inf)."""
+    from reference.formats import product_sums_where_nonfinite
+
+    rng = np.random.default_rng(seed)
+    aa, bb, c = rng.standard_normal((5, k)), rng.standard_normal((k, 7)), rng.standard_normal((5, 7))
+    for arr in (aa, bb, c):
+        flat = arr.reshape(-1)
+        flat[rng.integers(0, flat.size, specials)] = rng.choice([np.nan, np.inf, -np.inf, 0.0], specials)
+    if huge:
+        aa[rng.integers(0, 5)] *= 2.0 ** 500
+        bb[:, rng.integers(0, 7)] *= 2.0 ** 400
+    with np.errstate(invalid="ignore", over="ignore"):
+        full = (aa[:, None, :] * bb.T[None, :, :]).sum(axis=-1) + c
+    got = product_sums_where_nonfinite(aa, bb, c)
+    assert np.array_equal(np.isnan(got), np.isnan(full))
+    assert np.array_equal(np.isinf(got), np.isinf(full))
+    inf = np.isinf(full)
+    assert np.array_equal(got[inf], full[inf])

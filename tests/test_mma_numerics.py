@@ -440,3 +440,43 @@ def test_spec_whole_matrix_shortcut_equals_the_per_element_path(kind, seed, shif
     fast = NS.spec_fused(kind_name, d, a, b, c, a_fmt=ab, b_fmt=ab)
     slow = NS.spec_fused(kind_name, d, a, b, c, a_fmt=ab, b_fmt=ab, shortcut=False)
     assert np.array_equal(fast[0], slow[0], equal_nan=True) and np.array_equal(fast[1], slow[1], equal_nan=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), c_exp=st.integers(-1070, 1000), c_spread=st.integers(0, 60),
+       acc=st.sampled_from([(24, -126), (11, -14)]), ab_exp=st.integers(-60, 60))
+def test_spec_all_exact_equals_its_lsb_definition(seed, c_exp, c_spread, acc, ab_exp):
+    """spec model: the whole-matrix exactness test (C checked as multiples of 2^G) says what its
+    definition says: g = min(lsb A + lsb B, lsb C) >= emin - P + 1 and max S < 2^(g + P), with C
+    from subnormal to near float64's top (underflow and overflow of the scaled C)."""
+    rng = np.random.default_rng(seed)
+    p_acc, emin_acc = acc
+    a = rng.integers(-8, 9, (3, 4)) * 2.0 ** ab_exp
+    b = rng.integers(-8, 9, (4, 5)) * 2.0 ** -ab_exp
+    c = rng.integers(-(1 << 20), 1 << 20, (3, 5)) * np.ldexp(1.0, c_exp + rng.integers(0, c_spread + 1, (3, 5)))
+    abs_a, abs_b = np.abs(a), np.abs(b)
+    with np.errstate(over="ignore"):
+        total = abs_a @ abs_b + np.abs(c)
+    if not np.isfinite(total).all():
+        return
+    g = min(int(NS.lsb_exponent(abs_a).min(initial=1 << 40)) + int(NS.lsb_exponent(abs_b).min(initial=1 << 40)),
+            int(NS.lsb_exponent(c).min(initial=1 << 40)))
+    s_max = float(total.max())
+    log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
+    want = s_max == 0.0 or (g >= emin_acc - p_acc + 1 and log_s < g + p_acc)
+    assert NS._all_exact(abs_a, abs_b, c, total, p_acc, emin_acc) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), e=st.integers(-1074, 1000), spread=st.integers(0, 80),
+       g=st.integers(-1200, 1100), zeros=st.booleans())
+def test_multiples_of_pow2_is_the_lsb_test(seed, e, spread, g, zeros):
+    """``formats.multiples_of_pow2(x, g)`` (the models' cheap exactness test) is "every lsb >= g",
+    from subnormal to near the top of float64 (where x * 2^-g under- or overflows)."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-(1 << 30), 1 << 30, 12).astype(np.float64)
+    x = np.ldexp(x, np.minimum(e + rng.integers(0, spread + 1, 12), 993))
+    if zeros:
+        x[::3] = 0.0
+    want = bool((NS.lsb_exponent(x[x != 0]) >= g).all())
+    assert F.multiples_of_pow2(x, g) == want

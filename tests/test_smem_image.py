@@ -16,6 +16,7 @@ from reference.errors import SpecError
 from reference.smem_choice import choose_layout, image_extent
 from reference.smem_image import SmemImage, pack, read
 from reference.smem_layout import SmemLayout, element_storage
+from reference.spec_questions import following
 from reference.tables import SWIZZLES
 
 pytestmark = pytest.mark.reference
@@ -150,6 +151,44 @@ def test_round_trip_absolute_leading_dimension(in_row, mn, seed, dtype, gap):
     layout = choose_layout("K", "128B", name, mn, k, start, kind=kind, continuation_address=continuation)
     assert layout.lbo_mode == "absolute" and layout.base_offset == 0
     round_trip(layout, random_codes(seed, (mn, k), layout.storage.bits), name, kind)
+
+
+@settings(max_examples=80, deadline=None)
+@given(tile=tiles(), periods=st.integers(1, 40), base_offset=st.integers(0, 7), absolute=st.booleans())
+def test_pack_plan_moves_with_whole_pattern_periods(tile, periods, base_offset, absolute):
+    """``pack`` computes a layout's addresses once per pattern period (16 bytes without swizzle,
+    256-1024 with): the plan of a layout ``periods`` periods up equals the one computed at its own
+    address (under both readings of Q-BASE-OFFSET), also in absolute leading-dimension mode (both
+    addresses move), and so does its image extent."""
+    from reference.smem_image import _pack_plan, _period_plan
+    from reference.smem_layout import PATTERN_PERIOD, pattern_period
+
+    major, swizzle, dtype, kind, mn, k, start, pattern = tile
+    if absolute:
+        mn, k, dtype, kind, swizzle, major = min(mn, 40), 48, "e4m3", None, "128B", "K"
+        start = 0x2000 + 16 * (start // 16 % 8)
+        layout = choose_layout("K", "128B", "e4m3", mn, k, start, continuation_address=0x2000 + 1024 * -(-mn // 8))
+    else:
+        layout = choose_layout(major, swizzle, dtype, mn, k, start, kind=kind, pattern_start=pattern)
+        if swizzle != "none":
+            layout = SmemLayout(layout.major, swizzle, layout.storage, layout.start_address,
+                                layout.leading_byte_offset, layout.stride_byte_offset, base_offset)
+    up = periods * (PATTERN_PERIOD if absolute else pattern_period(layout.swizzle))
+    moved = SmemLayout(layout.major, layout.swizzle, layout.storage, layout.start_address + up,
+                       layout.leading_byte_offset + (up if layout.lbo_mode == "absolute" else 0),
+                       layout.stride_byte_offset, layout.base_offset, layout.lbo_mode)
+    for base_reading in ("pattern-anchor", "start-phase"):
+        try:
+            direct = _period_plan(moved, mn, k, "assumed-16", base_reading, "table-53")
+        except SpecError:
+            continue
+        shifted = _pack_plan(moved, mn, k, "assumed-16", base_reading, "table-53")
+        assert shifted[3:] == direct[3:]
+        with following({"Q-BASE-OFFSET": base_reading}):
+            units = moved.bit_offsets(mn, k) // 128 * 16 + moved.start_address
+            assert image_extent(moved, mn, k) == (min(int(units.min()), moved.start_address), int(units.max()) + 16)
+        for got, want in zip(shifted[:3], direct[:3], strict=True):
+            assert (got is None and want is None) or np.array_equal(got, want)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ of that question (``generators.probes``) sets bit 12.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from reference import formats as F
@@ -52,20 +54,32 @@ def element_values(fmt: str, shape, rng: np.random.Generator, pool=WIDE) -> np.n
         if vals.size >= 3:
             vals.flat[rng.choice(vals.size, 3, replace=False)] = (lo, hi, 0)
         return vals.astype(np.float64)
-    fmt_info = F.get_format(fmt)
-    normal = [v for v in pool if v >= 2.0 ** (1 - fmt_info.bias)]    # no subnormal inputs: the spec model
-    mags = rng.choice(np.asarray(normal, dtype=np.float64), size=shape)   # leaves their handling open
-    signs = rng.choice(np.array([-1.0, 1.0]), size=shape)
+    mags = rng.choice(_normal_pool(fmt, tuple(pool)), size=shape)   # no subnormal inputs: the spec model
+    signs = rng.choice(SIGNS, size=shape)                             # leaves their handling open
     return mags * signs
+
+
+SIGNS = np.array([-1.0, 1.0])
+SIGNS.setflags(write=False)
+
+
+@functools.lru_cache(maxsize=None)
+def _normal_pool(fmt: str, pool: tuple[float, ...]) -> np.ndarray:
+    """The values of ``pool`` that are normal in ``fmt`` (float64, read-only; one per format and pool)."""
+    fmt_info = F.get_format(fmt)
+    out = np.asarray([v for v in pool if v >= 2.0 ** (1 - fmt_info.bias)], dtype=np.float64)
+    out.setflags(write=False)
+    return out
 
 
 def element_codes(fmt: str, values, rng: np.random.Generator | None = None, *, tf32_noise: bool = False) -> np.ndarray:
     """uint64 codes of exactly representable ``values`` (raises if one is not)."""
     vals = np.asarray(values, dtype=np.float64)
-    if not F.is_representable(fmt, vals).all():
+    codes = F.exact_codes(fmt, vals)
+    if codes is None:
         bad = vals[~F.is_representable(fmt, vals)]
         raise ValueError(f"value pool expects values exact in {fmt}, but got {bad[:4].tolist()}")
-    codes = F.encode(fmt, vals).astype(np.uint64)
+    codes = codes.astype(np.uint64)
     if fmt == "tf32" and tf32_noise and rng is not None:
         codes |= rng.integers(0, TF32_HALF_UNIT, size=codes.shape).astype(np.uint64)
     return codes
@@ -106,6 +120,12 @@ def distinct_f32_words(rng: np.random.Generator, shape) -> np.ndarray:
 
 
 def class_codes(fmt: str) -> dict[str, int]:
+    """See :func:`_class_codes` (a fresh dict; computed once per format)."""
+    return dict(_class_codes(fmt))
+
+
+@functools.lru_cache(maxsize=None)
+def _class_codes(fmt: str) -> dict[str, int]:
     """One code per special value class of floating-point ``fmt`` that it has (§5.2.1, §5.2.3; OCP
     MX v1.0 §5.3): -0, the smallest subnormal, the smallest and largest normal, minus the largest,
     +-Inf, a NaN, and +0 where the format has no sign (numerics companions, issue 15). Normal:

@@ -14,6 +14,7 @@ regions in record order, DumpRegs register blocks) exactly as the kernel writes 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -97,14 +98,31 @@ def region_index(p: OutPiece, out_words: int, cta, lane, column) -> np.ndarray:
     return (np.asarray(cta) * out_words + p.offset + np.asarray(lane) * p.cols + np.asarray(column)).astype(np.int64)
 
 
+def region_grid(p: OutPiece, out_words: int, ctas: int, ncols: int) -> np.ndarray:
+    """``int64[ctas * 128, ncols]`` (read-only): the output word of every cell of a region piece
+    (:func:`region_index` over all CTAs, lanes and columns; one per offset, width, output size and
+    shape: the piece's Tensor Memory column does not move its words)."""
+    return _region_grid(p.offset, p.cols, out_words, ctas, ncols)
+
+
+@functools.lru_cache(maxsize=1024)
+def _region_grid(offset: int, cols: int, out_words: int, ctas: int, ncols: int) -> np.ndarray:
+    p = OutPiece("region", offset, LANES, cols)
+    c, lane, col = np.meshgrid(np.arange(ctas), np.arange(LANES), np.arange(ncols), indexing="ij")
+    idx = region_index(p, out_words, c, lane, col).reshape(ctas * LANES, ncols)
+    idx.setflags(write=False)
+    return idx
+
+
 def region_sections(name: str, p: OutPiece, out_words: int, after: np.ndarray, known: np.ndarray,
                     exclude: np.ndarray | None = None, mask: np.ndarray | None = None) -> Section:
     """A region's cells (``after[cta, lane, col]``), compared where ``known`` and not ``exclude``."""
     ctas = after.shape[0]
-    c, lane, col = np.meshgrid(np.arange(ctas), np.arange(LANES), np.arange(after.shape[2]), indexing="ij")
-    keep = np.asarray(known, dtype=bool) & (True if exclude is None else ~np.asarray(exclude, dtype=bool))
-    bits = np.where(keep, FULL if mask is None else mask, 0).astype(np.uint32)
-    idx = region_index(p, out_words, c, lane, col).reshape(ctas * LANES, -1)
+    keep = np.asarray(known, dtype=bool)
+    if exclude is not None:
+        keep = keep & ~np.asarray(exclude, dtype=bool)
+    bits = np.where(keep, np.uint32(FULL) if mask is None else mask, np.uint32(0)).astype(np.uint32, copy=False)
+    idx = region_grid(p, out_words, ctas, after.shape[2])
     return Section(name, idx, after.reshape(ctas * LANES, -1), bits.reshape(ctas * LANES, -1),
                    labels=("cta*128+lane", "column"))
 

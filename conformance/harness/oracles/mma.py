@@ -18,14 +18,17 @@ are not what they claim (:class:`OracleError`). Numerics companions compare unde
 
 from __future__ import annotations
 
+import functools
 from dataclasses import fields, replace
 
 import numpy as np
 
 from conformance.harness.oracles.common import (
     FULL,
+    LANES,
     Expected,
     OracleError,
+    OutPiece,
     Section,
     piece,
     region_index,
@@ -33,17 +36,18 @@ from conformance.harness.oracles.common import (
 )
 from generators.inputs.types import NUMERICS
 from reference.datapath_layouts import d_placement, layout_for
-from reference.mma_semantics import mma
+from reference.mma_semantics import mma, mma_models
 from reference.numerics_spec import spec_accepts
 from reference.tmem_mma_operands import column_blocks
 
 
 def _exact_check(op, hw, spec, case_id: str) -> None:
     written = hw.written & ~hw.ambiguous
-    if np.any(spec.d_tol[written] != 0):
+    if ((spec.d_tol != 0) & written).any():
         raise OracleError(f"{case_id}: inputs are not exact by construction (spec tolerance {float(spec.d_tol.max()):g})")
-    same = np.asarray(hw.d).astype(np.uint32) == np.asarray(spec.d).astype(np.uint32)
-    if not same[written].all():
+    hw_d, spec_d = np.asarray(hw.d), np.asarray(spec.d)
+    same = hw_d == spec_d if hw_d.dtype == spec_d.dtype else hw_d.astype(np.uint32) == spec_d.astype(np.uint32)
+    if (~same & written).any():
         i, j = (int(v) for v in np.argwhere(~same & written)[0])
         raise OracleError(f"{case_id}: spec and hardware models disagree at D({i}, {j}) on exact inputs")
 
@@ -67,6 +71,17 @@ def d_result(lg, model: str):
     return out
 
 
+def d_results(lg):
+    """(hardware, spec) results of the MMA on the logical operands (``mma_models``: the
+    model-independent steps once, each numerics model on its own; per column block with
+    ``lg.a_blocks``)."""
+    if lg.a_blocks:
+        return d_result(lg, "hardware"), d_result(lg, "spec")
+    out = mma_models(lg.op, lg.a, lg.b, lg.c, models=("hardware", "spec"), meta=lg.meta, scale_a=lg.scale_a,
+                     scale_b=lg.scale_b, lane_offset=lg.lane_offset)
+    return out["hardware"], out["spec"]
+
+
 def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> list[Section]:
     """Sections of the D region (see the module docstring); ``results`` overrides D (patterns)."""
     lg, region = inputs.logical["mma"], inputs.logical["region"]
@@ -75,15 +90,14 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
         if mode == NUMERICS:
             results = d_result(lg, "hardware" if numerics == "hardware" else "spec")
         else:
-            hw, sp = d_result(lg, "hardware"), d_result(lg, "spec")
+            hw, sp = d_results(lg)
             _exact_check(op, hw, sp, case.case_id)
             results = hw
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
-    where = d_placement(layout, op.n, lg.lane_offset)
-    cta, lane, col = where[..., 0], where[..., 1], where[..., 2]
     p = piece(spec, inputs.record, "region")
-    idx = region_index(p, inputs.out_words, cta, lane, col)
-    before = region.before[cta, lane, col]
+    idx, flat, covered = _d_cells(layout, op.n, lg.lane_offset, p.offset, p.cols, inputs.out_words,
+                                  region.before.shape)
+    before = region.before.reshape(-1)[flat]
     bits = 16 if op.d_type == "f16" else 32
     d_codes = np.asarray(results.d).astype(np.uint32)
     expected = np.where(results.written, d_codes, before)
@@ -94,10 +108,25 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
     if mode == NUMERICS and numerics == "spec":
         accept = _spec_acceptor(op.d_type, results, before)
     sections = [Section("D", idx, expected, mask, value_type=value_type, accept=accept, labels=("row i", "col j"))]
-    covered = np.zeros(region.before.shape, dtype=bool)
-    covered[cta, lane, col] = True
     sections.append(region_sections("TMEM outside D", p, inputs.out_words, region.before, region.known, exclude=covered))
     return sections
+
+
+@functools.lru_cache(maxsize=1024)
+def _d_cells(layout, n: int, lane_offset: int, offset: int, cols: int, out_words: int, shape: tuple[int, int, int]):
+    """(output word of each D[i][j], its flat cell in the ``shape`` region, bool cells D covers) of
+    D placed by ``reference.datapath_layouts.d_placement`` (read-only; one per layout, N, lane
+    alignment, region piece (its first word and width) and region shape)."""
+    p = OutPiece("region", offset, LANES, cols)
+    where = d_placement(layout, n, lane_offset)
+    cta, lane, col = where[..., 0], where[..., 1], where[..., 2]
+    idx = region_index(p, out_words, cta, lane, col)
+    flat = np.ravel_multi_index((cta, lane, col), shape)
+    covered = np.zeros(shape, dtype=bool)
+    covered[cta, lane, col] = True
+    for arr in (idx, flat, covered):
+        arr.setflags(write=False)
+    return idx, flat, covered
 
 
 def _spec_acceptor(d_type: str, res, before):
@@ -120,11 +149,11 @@ def mma_expected(case, inputs, spec, numerics: str, mode: str) -> Expected:
 def pattern_expected(case, inputs, spec, numerics: str, mode: str) -> Expected:
     """D after the pattern's MMA(s) and the pattern's loaded register (§9.7.16.6.4)."""
     lg, region, extra = inputs.logical["mma"], inputs.logical["region"], inputs.logical["pattern"]
-    hw, sp = d_result(lg, "hardware"), d_result(lg, "spec")
+    hw, sp = d_results(lg)
     _exact_check(lg.op, hw, sp, case.case_id)
     if extra["pattern"] == "pipelined_same_thread":     # the second MMA accumulates into the first's D
         lg2 = replace(lg, op=replace(lg.op, enable_input_d=True), c=np.asarray(hw.d))
-        hw2, sp2 = d_result(lg2, "hardware"), d_result(lg2, "spec")
+        hw2, sp2 = d_results(lg2)
         _exact_check(lg2.op, hw2, sp2, case.case_id)
         hw = hw2
     sections = mma_sections(case, inputs, spec, numerics, mode, results=hw)
