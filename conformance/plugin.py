@@ -5,6 +5,8 @@ Options are declared here once, so the modules that read them never race to add 
 
 from __future__ import annotations
 
+import gc
+
 LEVELS = ("smoke", "default", "exhaustive")
 
 # Outcome log, baselines, sharding and crash attribution (results/ + conformance/outcomes_plugin.py).
@@ -107,8 +109,13 @@ def pytest_cts_not_run(config):
 
 def pytest_unconfigure(config) -> None:
     """End this worker's CUDA launcher process (it pops and detaches its context), or pop this
-    process's own context: every process ends with an empty context stack."""
+    process's own context: every process ends with an empty context stack. Objects frozen at the
+    end of collection are given back (a session run inside another process, pytester or the
+    mutation score, must not leave them frozen)."""
     import sys
+
+    if getattr(config, "_cts_gc_frozen", False):
+        gc.unfreeze()
 
     launcher = sys.modules.get("conformance.harness.cuda_launcher")
     if launcher is not None:
@@ -127,3 +134,13 @@ def pytest_report_header(config) -> list[str]:
         line += (" --load cubin (ptxas assembles each kernel for the device's SASS architecture)" if load == "cubin"
                  else " --load ptx (the driver JIT-compiles each kernel's PTX)")
     return [line]
+
+
+def pytest_collection_finish(session) -> None:
+    """Move everything collection built (some 34,000 items at ``--level default``, their cases and
+    marks; alive until the session ends) out of the garbage collector's reach, so the collections
+    during the run do not walk it again and again (``pytest_unconfigure`` gives it back)."""
+    gc.collect()
+    gc.freeze()
+    session.config._cts_gc_frozen = True
+
