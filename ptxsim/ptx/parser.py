@@ -25,7 +25,6 @@ Anything else is a :class:`PtxSyntaxError` naming the line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ptxsim.errors import PtxSyntaxError
 from ptxsim.ptx.syntax import (  # noqa: F401  (re-exported: the parser's output types)
@@ -64,13 +63,18 @@ _TOKEN = re.compile(r"""
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
-@dataclass(frozen=True)
 class Tok:
-    kind: str
-    text: str
-    line: int
-    start: int
-    end: int
+    """One token: ``kind`` (a group of ``_TOKEN``), ``text``, source ``line``, offsets ``start``/``end``
+    (a plain slotted class: a module has thousands of tokens, a frozen dataclass built each one
+    through ``object.__setattr__``, a third of a kernel's load time)."""
+
+    __slots__ = ("kind", "text", "line", "start", "end")
+
+    def __init__(self, kind: str, text: str, line: int, start: int, end: int) -> None:
+        self.kind, self.text, self.line, self.start, self.end = kind, text, line, start, end
+
+    def __repr__(self) -> str:
+        return f"Tok({self.kind!r}, {self.text!r}, line {self.line})"
 
 
 def _strip_comments(text: str) -> str:
@@ -81,16 +85,18 @@ def _strip_comments(text: str) -> str:
 def tokenize(text: str) -> list[Tok]:
     clean = _strip_comments(text)
     toks: list[Tok] = []
+    append, match, size = toks.append, _TOKEN.match, len(clean)
     pos, line = 0, 1
-    while pos < len(clean):
-        m = _TOKEN.match(clean, pos)
+    while pos < size:
+        m = match(clean, pos)
         if m is None:
             raise PtxSyntaxError(f"line {line}: unexpected character {clean[pos]!r}")
-        kind = m.lastgroup
-        if kind != "ws":
-            toks.append(Tok(kind, m.group(0), line, pos, m.end()))
-        line += m.group(0).count("\n")
-        pos = m.end()
+        kind, end = m.lastgroup, m.end()
+        if kind == "ws":                  # the only tokens that span lines (strings stop at one)
+            line += clean.count("\n", pos, end)
+        else:
+            append(Tok(kind, clean[pos:end], line, pos, end))
+        pos = end
     return toks
 
 
