@@ -167,8 +167,10 @@ class _Parser:
 
     # token helpers
     def peek(self, k: int = 0) -> Tok | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
+        try:
+            return self.toks[self.i + k]      # i + k is never negative
+        except IndexError:
+            return None
 
     def next(self) -> Tok:
         tok = self.peek()
@@ -382,13 +384,13 @@ class _Parser:
             elif tok.text in _SKIPPED_LINE_DIRECTIVES:
                 self.i += 1
                 self.skip_line(tok.line)
-            elif (tok.kind == "ident" and self.peek(1) is not None and self.peek(1).text == ":"
-                  and self.peek(2) is not None and self.peek(2).text == ".branchtargets"):
-                self.i += 3
-                body.append(self.branch_targets(tok))
-            elif tok.kind == "ident" and self.peek(1) is not None and self.peek(1).text == ":":
-                self.i += 2
-                body.append(Label(self.resolve(tok.text) if self.scopes else tok.text, tok.line))
+            elif tok.kind == "ident" and getattr(self.peek(1), "text", None) == ":":
+                if getattr(self.peek(2), "text", None) == ".branchtargets":
+                    self.i += 3
+                    body.append(self.branch_targets(tok))
+                else:
+                    self.i += 2
+                    body.append(Label(self.resolve(tok.text) if self.scopes else tok.text, tok.line))
             elif tok.text == "@" or tok.kind == "ident":
                 body.append(self.instruction())
             else:
