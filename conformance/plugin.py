@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import gc
 
+import pytest
+
 LEVELS = ("smoke", "default", "exhaustive")
 
 # Outcome log, baselines, sharding and crash attribution (results/ + conformance/outcomes_plugin.py).
@@ -110,8 +112,7 @@ def pytest_cts_not_run(config):
 def pytest_unconfigure(config) -> None:
     """End this worker's CUDA launcher process (it pops and detaches its context), or pop this
     process's own context: every process ends with an empty context stack. Objects frozen at the
-    end of collection are given back (a session run inside another process, pytester or the
-    mutation score, must not leave them frozen)."""
+    end of a nested session's collection are given back (pytester must not leave them frozen)."""
     import sys
 
     if getattr(config, "_cts_gc_frozen", False):
@@ -136,11 +137,27 @@ def pytest_report_header(config) -> list[str]:
     return [line]
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """No garbage collection while collecting: collection only builds what the session keeps
+    (34,000 items at ``--level default``), and the generational collector walked it over and over
+    (~2 s per process); :func:`pytest_collection_finish` collects once."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def pytest_collection_finish(session) -> None:
-    """Move everything collection built (some 34,000 items at ``--level default``, their cases and
-    marks; alive until the session ends) out of the garbage collector's reach, so the collections
-    during the run do not walk it again and again (``pytest_unconfigure`` gives it back)."""
+    """Move everything collection built (the items, their cases and marks; alive until the session
+    ends) out of the garbage collector's reach, so the collections during the run, and pytest's at
+    its end, do not walk it again and again. A session run inside another one (pytester) gives it
+    back at ``pytest_unconfigure``; an outermost session leaves it frozen (its process ends)."""
+    nested = gc.get_freeze_count() > 0
     gc.collect()
     gc.freeze()
-    session.config._cts_gc_frozen = True
+    session.config._cts_gc_frozen = nested
 
