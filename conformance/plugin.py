@@ -5,6 +5,7 @@ Options are declared here once, so the modules that read them never race to add 
 
 from __future__ import annotations
 
+import atexit
 import gc
 
 import pytest
@@ -155,9 +156,13 @@ def pytest_collection_finish(session) -> None:
     """Move everything collection built (the items, their cases and marks; alive until the session
     ends) out of the garbage collector's reach, so the collections during the run, and pytest's at
     its end, do not walk it again and again. A session run inside another one (pytester) gives it
-    back at ``pytest_unconfigure``; an outermost session leaves it frozen (its process ends)."""
+    back at ``pytest_unconfigure``; an outermost session keeps it frozen through pytest's final
+    collections and gives it back at exit (the interpreter's last collection then frees it: native
+    extensions such as Triton's report objects never freed as leaks)."""
     nested = gc.get_freeze_count() > 0
     gc.collect()
     gc.freeze()
     session.config._cts_gc_frozen = nested
+    if not nested:
+        atexit.register(gc.unfreeze)
 
