@@ -5,6 +5,11 @@ Options are declared here once, so the modules that read them never race to add 
 
 from __future__ import annotations
 
+import atexit
+import gc
+
+import pytest
+
 LEVELS = ("smoke", "default", "exhaustive")
 
 # Outcome log, baselines, sharding and crash attribution (results/ + conformance/outcomes_plugin.py).
@@ -107,8 +112,12 @@ def pytest_cts_not_run(config):
 
 def pytest_unconfigure(config) -> None:
     """End this worker's CUDA launcher process (it pops and detaches its context), or pop this
-    process's own context: every process ends with an empty context stack."""
+    process's own context: every process ends with an empty context stack. Objects frozen at the
+    end of a nested session's collection are given back (pytester must not leave them frozen)."""
     import sys
+
+    if getattr(config, "_cts_gc_frozen", False):
+        gc.unfreeze()
 
     launcher = sys.modules.get("conformance.harness.cuda_launcher")
     if launcher is not None:
@@ -127,3 +136,33 @@ def pytest_report_header(config) -> list[str]:
         line += (" --load cubin (ptxas assembles each kernel for the device's SASS architecture)" if load == "cubin"
                  else " --load ptx (the driver JIT-compiles each kernel's PTX)")
     return [line]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """No garbage collection while collecting: collection only builds what the session keeps
+    (34,000 items at ``--level default``), and the generational collector walked it over and over
+    (~2 s per process); :func:`pytest_collection_finish` collects once."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def pytest_collection_finish(session) -> None:
+    """Move everything collection built (the items, their cases and marks; alive until the session
+    ends) out of the garbage collector's reach, so the collections during the run, and pytest's at
+    its end, do not walk it again and again. A session run inside another one (pytester) gives it
+    back at ``pytest_unconfigure``; an outermost session keeps it frozen through pytest's final
+    collections and gives it back at exit (the interpreter's last collection then frees it: native
+    extensions such as Triton's report objects never freed as leaks)."""
+    nested = gc.get_freeze_count() > 0
+    gc.collect()
+    gc.freeze()
+    session.config._cts_gc_frozen = nested
+    if not nested:
+        atexit.register(gc.unfreeze)
+

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 import pytest
 
-from conformance.harness.case_status import cts_case
+from conformance.harness.case_status import Deferred, cts_case
 from conformance.harness.toolchain import Assembler, Job, Result, Tool, find_ptxas, find_tool
 from generators.params import Case
 from generators.ptx.kernel import render
@@ -167,5 +167,5 @@ def assembly_identity(case: Case) -> pytest.MarkDecorator:
     """Outcome-log identity of a case's assembly verdict: ``<case_id>.assemble`` (the execution
     tier reports the plain case ID), its spec section, family and variant fields."""
     return cts_case(case_id=f"{case.case_id}.assemble", section=case.section, family=case.family,
-                    sections=section_ids_of(case), statements=statements_of(case), tier="assemble", legal=case.legal, targets=",".join(case.targets),
+                    sections=Deferred(section_ids_of, case), statements=Deferred(statements_of, case), tier="assemble", legal=case.legal, targets=",".join(case.targets),
                     instruction=case.instruction, rule=case.rule)

@@ -21,8 +21,9 @@ back to the pytest node ID.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import pytest
 
@@ -36,14 +37,52 @@ _LIST_KEYS = ("sections", "statements")
 DETAILS_LIMIT = 4000
 
 
+class Deferred(Sequence):
+    """A list of strings computed on first use: ``Deferred(fn, arg)`` is ``list(fn(arg))``.
+
+    Every collected item declares its ``sections`` and ``statements`` at collection time, but only
+    the items that run (or a results manifest) read them: ``pytest -m execute --level default``
+    collects the assembly tier's 17,000 cases too, only to deselect them, and deriving their
+    statements was half of the collection time."""
+
+    __slots__ = ("_fn", "_arg", "_value")
+
+    def __init__(self, fn: Callable[[Any], Iterable[str]], arg: Any) -> None:
+        self._fn, self._arg, self._value = fn, arg, None
+
+    def _list(self) -> list[str]:
+        if self._value is None:
+            self._value = list(self._fn(self._arg))
+            self._fn = self._arg = None
+        return self._value
+
+    def __getitem__(self, index):
+        return self._list()[index]
+
+    def __len__(self) -> int:
+        return len(self._list())
+
+    def __iter__(self):
+        return iter(self._list())
+
+    def __eq__(self, other) -> bool:
+        return list(self) == (list(other) if isinstance(other, (Deferred, list, tuple)) else other)
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return repr(self._list())
+
+
 def cts_case(case_id: str | None = None, section: str | None = None, family: str | None = None,
              sections: Iterable[str] | None = None, statements: Iterable[str] | None = None,
              **variant: Any) -> pytest.MarkDecorator:
-    """The marker that declares a test's case identity at collection time."""
+    """The marker that declares a test's case identity at collection time (``sections`` and
+    ``statements`` may be :class:`Deferred`: computed when first read)."""
     kwargs = {k: v for k, v in (("case_id", case_id), ("section", section), ("family", family)) if v is not None}
     for key, values in (("sections", sections), ("statements", statements)):
         if values is not None:
-            kwargs[key] = list(values)
+            kwargs[key] = values if isinstance(values, Deferred) else list(values)
     return getattr(pytest.mark, CASE_MARKER)(**kwargs, **variant)
 
 
@@ -92,7 +131,7 @@ def case_identity(nodeid: str, user_properties: Iterable[tuple[str, Any]] = (),
 
 def _first_list(*sources: Any) -> tuple[str, ...]:
     for source in sources:
-        if isinstance(source, (list, tuple)) and source:
+        if isinstance(source, (list, tuple, Deferred)) and source:
             return tuple(str(s) for s in source)
     return ()
 

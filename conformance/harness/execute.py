@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from conformance.harness.assembly import selected_cases
-from conformance.harness.case_status import cts_case
+from conformance.harness.case_status import Deferred, cts_case
 from conformance.harness.compare import ComparisonFailure, save_artifacts
 from conformance.harness.device import CaseCrash, CaseTimeout, check_status
 from conformance.harness.execute_batch import ExecCase, ExecutionService, service
@@ -88,7 +88,7 @@ def execution_cases(config, families: Sequence[str]) -> list[ExecCase]:
 
 
 def _variant(case: Case) -> dict:
-    return {k: v for k, v in case.params.items() if isinstance(v, (str, int, bool)) and k != "idesc"}
+    return {k: v for k, v in case.params.items_ if isinstance(v, (str, int, bool)) and k != "idesc"}
 
 
 def parametrize_cases(metafunc, families: Sequence[str]) -> None:
@@ -98,8 +98,8 @@ def parametrize_cases(metafunc, families: Sequence[str]) -> None:
     params = []
     for xc in execution_cases(metafunc.config, families):
         mark = cts_case(case_id=xc.case_id, section=xc.case.section, family=xc.case.family,
-                        sections=section_ids_of(xc.case),
-                        statements=statements_of(xc.case), mode=xc.mode, **_variant(xc.case))
+                        sections=Deferred(section_ids_of, xc.case),
+                        statements=Deferred(statements_of, xc.case), mode=xc.mode, **_variant(xc.case))
         params.append(pytest.param(xc, id=xc.case_id, marks=mark))
     metafunc.parametrize("xcase", params)
 

@@ -33,6 +33,13 @@ WARP = 32
 SMEM_FILL = 0xA5          # shared memory starts as this byte (hardware: stale data), never zero
 
 
+def per_thread(values: np.ndarray, n: int) -> np.ndarray:
+    """``values`` as one entry per selected thread: itself when it has that shape already, else a
+    read-only broadcast view (a scalar register or immediate). ``np.broadcast_to`` costs more than
+    the memory accesses it fed (a tenth of a launch of small kernels)."""
+    return values if values.shape == (n,) else np.broadcast_to(values, (n,))
+
+
 class Sel:
     """The threads executing an instruction together: ``ix`` indexes per-thread rows (a slice
     for "every thread of the batch", else an index array), ``idx`` the thread numbers, ``n``;
@@ -265,10 +272,9 @@ class Machine:
     # -- memory --------------------------------------------------------------------------------
 
     def _shared_flat(self, s: Sel, addrs, nbytes: int, what: str, cluster: bool) -> np.ndarray:
-        a = np.asarray(addrs, dtype=np.uint64)
-        a = np.broadcast_to(a, (s.n,))
+        a = per_thread(np.asarray(addrs, dtype=np.uint64), s.n)
         tag, off = split_cluster_address(a)
-        cta = np.broadcast_to(self.cta_of[s.ix], (s.n,))
+        cta = per_thread(self.cta_of[s.ix], s.n)
         if tag.any():
             if not cluster:
                 raise MemoryFault(f"{what}: .shared::cta access with a .shared::cluster address of another CTA "
@@ -309,7 +315,7 @@ class Machine:
         n = bits // 8
         dt = UINT[bits]
         if space == "global":
-            return self.gmem.gather(np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (s.n,)), bits, what)
+            return self.gmem.gather(per_thread(np.asarray(addrs, dtype=np.uint64), s.n), bits, what)
         if space in ("shared", "shared::cta", "shared::cluster"):
             flat = self._shared_flat(s, addrs, n, what, space == "shared::cluster")
             if self.hz is not None and self.hz.alloc_slots:
@@ -330,9 +336,9 @@ class Machine:
         self.epoch += 1
         n = bits // 8
         dt = UINT[bits]
-        values = np.broadcast_to(np.asarray(values).astype(dt, copy=False), (s.n,))
+        values = per_thread(np.asarray(values).astype(dt, copy=False), s.n)
         if space == "global":
-            self.gmem.scatter(np.broadcast_to(np.asarray(addrs, dtype=np.uint64), (s.n,)), values, bits, what)
+            self.gmem.scatter(per_thread(np.asarray(addrs, dtype=np.uint64), s.n), values, bits, what)
         elif space in ("shared", "shared::cta", "shared::cluster"):
             flat = self._shared_flat(s, addrs, n, what, space == "shared::cluster")
             self.smem.view(dt)[flat // n] = values

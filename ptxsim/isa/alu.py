@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptxsim.engine.machine import per_thread
 from ptxsim.isa import floats as ops_float
 from ptxsim.isa.float_round import flush
 from ptxsim.isa.floats import FLOAT_TYPES, compile_arith, compile_negabs
@@ -444,7 +445,7 @@ def compile_setp(ins, q, k):
         raise Unsupported(f"setp.{t.name} expects a predicate pair p|q")
 
     def run(m, s):
-        lanes = [np.broadcast_to(r, (s.n,)) for r in compare(m, s)]
+        lanes = [per_thread(np.asarray(r), s.n) for r in compare(m, s)]
         p, notp = (lanes[0], lanes[1]) if packed else (lanes[0], ~lanes[0])
         if comb is not None:
             c = rc(m, s)

@@ -34,6 +34,7 @@ SHARED_ADDRESS_MASK = (1 << CLUSTER_RANK_SHIFT) - 1
 ALLOC_ALIGN = 256
 
 UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_SHIFT = {8: 0, 16: 1, 32: 2, 64: 3}      # log2 of the element size in bytes
 
 
 def _first_bad(addrs: np.ndarray, bad: np.ndarray) -> str:
@@ -44,9 +45,9 @@ def _first_bad(addrs: np.ndarray, bad: np.ndarray) -> str:
 def check_alignment(addrs, nbytes: int, what: str) -> None:
     """Natural alignment of an access of ``nbytes`` (vectors: the whole vector, PTX §6.4)."""
     if nbytes > 1:
-        bad = (np.asarray(addrs, dtype=np.uint64) & np.uint64(nbytes - 1)) != 0
-        if np.any(bad):
-            raise MemoryFault(f"{what} of {nbytes} bytes at misaligned address {_first_bad(addrs, bad)}")
+        low = np.asarray(addrs, dtype=np.uint64) & np.uint64(nbytes - 1)
+        if low.any():
+            raise MemoryFault(f"{what} of {nbytes} bytes at misaligned address {_first_bad(addrs, low != 0)}")
 
 
 class GlobalMemory:
@@ -144,17 +145,18 @@ class GlobalMemory:
             raise MemoryFault(f"{what} of {nbytes} bytes at {_first_bad(addrs, ~ok)}, outside any global allocation")
         return addrs.astype(np.int64) - GLOBAL_BASE
 
-    def gather(self, addrs, bits: int, what: str = "global load") -> np.ndarray:
+    def _elements(self, addrs, bits: int, what: str) -> np.ndarray:
+        """Index of each access's ``bits``-wide element in the heap (alignment, then bounds checked).
+        The offsets are in bounds, so not negative: a shift divides them by the element size."""
         n = bits // 8
         check_alignment(addrs, n, what)
-        off = self.offsets(addrs, n, what)
-        return self.heap.view(UINT[bits])[off // n]
+        return self.offsets(addrs, n, what) >> _SHIFT[bits]
+
+    def gather(self, addrs, bits: int, what: str = "global load") -> np.ndarray:
+        return self.heap.view(UINT[bits])[self._elements(addrs, bits, what)]
 
     def scatter(self, addrs, values, bits: int, what: str = "global store") -> None:
-        n = bits // 8
-        check_alignment(addrs, n, what)
-        off = self.offsets(addrs, n, what)
-        self.heap.view(UINT[bits])[off // n] = values
+        self.heap.view(UINT[bits])[self._elements(addrs, bits, what)] = values
 
 
 def split_cluster_address(addrs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

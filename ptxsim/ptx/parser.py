@@ -25,7 +25,6 @@ Anything else is a :class:`PtxSyntaxError` naming the line.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ptxsim.errors import PtxSyntaxError
 from ptxsim.ptx.syntax import (  # noqa: F401  (re-exported: the parser's output types)
@@ -64,13 +63,18 @@ _TOKEN = re.compile(r"""
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
-@dataclass(frozen=True)
 class Tok:
-    kind: str
-    text: str
-    line: int
-    start: int
-    end: int
+    """One token: ``kind`` (a group of ``_TOKEN``), ``text``, source ``line``, offsets ``start``/``end``
+    (a plain slotted class: a module has thousands of tokens, a frozen dataclass built each one
+    through ``object.__setattr__``, a third of a kernel's load time)."""
+
+    __slots__ = ("kind", "text", "line", "start", "end")
+
+    def __init__(self, kind: str, text: str, line: int, start: int, end: int) -> None:
+        self.kind, self.text, self.line, self.start, self.end = kind, text, line, start, end
+
+    def __repr__(self) -> str:
+        return f"Tok({self.kind!r}, {self.text!r}, line {self.line})"
 
 
 def _strip_comments(text: str) -> str:
@@ -81,16 +85,18 @@ def _strip_comments(text: str) -> str:
 def tokenize(text: str) -> list[Tok]:
     clean = _strip_comments(text)
     toks: list[Tok] = []
+    append, match, size = toks.append, _TOKEN.match, len(clean)
     pos, line = 0, 1
-    while pos < len(clean):
-        m = _TOKEN.match(clean, pos)
+    while pos < size:
+        m = match(clean, pos)
         if m is None:
             raise PtxSyntaxError(f"line {line}: unexpected character {clean[pos]!r}")
-        kind = m.lastgroup
-        if kind != "ws":
-            toks.append(Tok(kind, m.group(0), line, pos, m.end()))
-        line += m.group(0).count("\n")
-        pos = m.end()
+        kind, end = m.lastgroup, m.end()
+        if kind == "ws":                  # the only tokens that span lines (strings stop at one)
+            line += clean.count("\n", pos, end)
+        else:
+            append(Tok(kind, clean[pos:end], line, pos, end))
+        pos = end
     return toks
 
 
@@ -161,8 +167,10 @@ class _Parser:
 
     # token helpers
     def peek(self, k: int = 0) -> Tok | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
+        try:
+            return self.toks[self.i + k]      # i + k is never negative
+        except IndexError:
+            return None
 
     def next(self) -> Tok:
         tok = self.peek()
@@ -376,13 +384,13 @@ class _Parser:
             elif tok.text in _SKIPPED_LINE_DIRECTIVES:
                 self.i += 1
                 self.skip_line(tok.line)
-            elif (tok.kind == "ident" and self.peek(1) is not None and self.peek(1).text == ":"
-                  and self.peek(2) is not None and self.peek(2).text == ".branchtargets"):
-                self.i += 3
-                body.append(self.branch_targets(tok))
-            elif tok.kind == "ident" and self.peek(1) is not None and self.peek(1).text == ":":
-                self.i += 2
-                body.append(Label(self.resolve(tok.text) if self.scopes else tok.text, tok.line))
+            elif tok.kind == "ident" and getattr(self.peek(1), "text", None) == ":":
+                if getattr(self.peek(2), "text", None) == ".branchtargets":
+                    self.i += 3
+                    body.append(self.branch_targets(tok))
+                else:
+                    self.i += 2
+                    body.append(Label(self.resolve(tok.text) if self.scopes else tok.text, tok.line))
             elif tok.text == "@" or tok.kind == "ident":
                 body.append(self.instruction())
             else:

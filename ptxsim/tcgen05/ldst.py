@@ -207,7 +207,9 @@ def compile_st(ins, q, k):
     def run(m, s):
         tc = tensor_core(m)
         acc = WarpAccess(m, s, taddr(m, s), "tcgen05.st")
-        regs = np.stack([np.broadcast_to(np.asarray(r(m, s)).astype(np.uint32), (s.n,)) for r in srcs], axis=1)
+        regs = np.empty((s.n, nregs), dtype=np.uint32)
+        for i, r in enumerate(srcs):
+            regs[:, i] = r(m, s)              # a scalar register (an immediate) fills its column
         if unpack:
             halves = np.empty((s.n, 2 * nregs), dtype=np.uint32)
             halves[:, 0::2] = (regs & np.uint32(0xFFFF)) | np.uint32(UNPACK_UPPER_HALF << 16)
