@@ -115,7 +115,10 @@ def test_idesc_major_spelling_and_fields_only(capsys):
                        "--b-type", "f16", "--b-major", "K", "--transpose-b")
     assert code == 2 and "expects MN" in err
     k96_m128 = (1 << 31) | (8 << 24) | (16 << 17) | (1 << 23) | (1 << 10) | (1 << 7)   # CuTe SM103 cta_group::1 atom
-    code, _, err = run(capsys, "decode", "idesc", "--kind", "mxf4nvf4", hex(k96_m128))
+    code, out, _ = run(capsys, "decode", "idesc", "--kind", "mxf4nvf4", hex(k96_m128))
+    assert code == 0 and json.loads(out)["m"] == 128          # legal under the pick Q-K96-M128 = cute-m128 (example 89)
+    k96_n8 = (k96_m128 & ~(0x3F << 17)) | (1 << 17)              # N = 8: the K = 96 M = 128 rows step N by 16
+    code, _, err = run(capsys, "decode", "idesc", "--kind", "mxf4nvf4", hex(k96_n8))
     assert code == 2 and "Table 39" in err
     code, out, _ = run(capsys, "decode", "idesc", "--kind", "mxf4nvf4", "--fields-only", hex(k96_m128))
     assert code == 0 and json.loads(out)["k96"] is True and json.loads(out)["m"] == 128

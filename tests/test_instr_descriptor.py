@@ -176,7 +176,7 @@ def test_field_rules(kw, rule):
     (dict(kind="i8", m=128, n=40, a_type="s8", b_type="s8", d_type="s32"), 1, False, "Table 39"),  # 40: not in i8 N set
     (dict(kind="i8", m=128, n=48, a_type="s8", b_type="s8", d_type="s32"), 2, False, "Table 39"),  # ::2 N step 32
     (dict(kind="mxf8f6f4", m=128, n=64, a_type="e4m3", b_type="e4m3", sparse=True), 2, False, "Table 39"),  # sparse ::2 M=256 only
-    (dict(kind="mxf4", m=128, n=64, a_type="e2m1", b_type="e2m1", k96=True), 2, False, "Table 39"),  # K=96 is M=256
+    (dict(kind="mxf4", m=128, n=8, a_type="e2m1", b_type="e2m1", k96=True), 1, False, "Table 39"),  # K=96 M=128: N step 16
     (dict(kind="mxf4", m=256, n=64, a_type="e2m1", b_type="e2m1", k96=True, sparse=True), 2, False, "Table 39"),
     (dict(kind="f16", m=128, n=64, a_type="f16", b_type="f16", max_shift=8), 1, False, "bits 30-31"),
     (dict(kind="f8f6f4", m=128, n=24, a_type="e4m3", b_type="e2m3", transpose_b=True), 1, False, "Table 50"),
