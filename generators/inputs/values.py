@@ -85,6 +85,33 @@ def element_codes(fmt: str, values, rng: np.random.Generator | None = None, *, t
     return codes
 
 
+def operand_codes(fmt: str, shape, rng: np.random.Generator, pool=WIDE, *, tf32_noise: bool = False) -> np.ndarray:
+    """uint64 codes of operand values drawn as :func:`element_values` draws them (the same random
+    numbers, in the same order, then :func:`element_codes`'s tf32 noise): ``element_codes(fmt,
+    element_values(fmt, shape, rng, pool), rng, tf32_noise=...)``, with the codes of a float pool
+    looked up in a table of its signed values (encoded and checked once per format and pool)
+    instead of encoded element by element."""
+    if fmt in INT_POOLS:
+        return element_codes(fmt, element_values(fmt, shape, rng, pool), rng, tf32_noise=tf32_noise)
+    mags = _normal_pool(fmt, tuple(pool))
+    # rng.choice(array, size) draws rng.integers(0, len(array), size) and indexes with them
+    mag_idx = rng.integers(0, mags.size, size=shape)
+    sign_idx = rng.integers(0, SIGNS.size, size=shape)
+    codes = _signed_pool_codes(fmt, tuple(pool))[sign_idx, mag_idx]
+    if fmt == "tf32" and tf32_noise:
+        codes = codes | rng.integers(0, TF32_HALF_UNIT, size=codes.shape).astype(np.uint64)
+    return codes
+
+
+@functools.lru_cache(maxsize=None)
+def _signed_pool_codes(fmt: str, pool: tuple[float, ...]) -> np.ndarray:
+    """uint64 codes [sign, magnitude] of SIGNS[s] * _normal_pool(fmt, pool)[m] (read-only)."""
+    values = SIGNS[:, None] * _normal_pool(fmt, pool)[None, :]
+    codes = element_codes(fmt, values)
+    codes.setflags(write=False)
+    return codes
+
+
 def accumulator_values(shape, rng: np.random.Generator, *, limit: float = 8.0, scale_exp: int = 0) -> np.ndarray:
     """C values on the 1/4 grid in [-limit, limit] (never -0), times 2^scale_exp.
 
