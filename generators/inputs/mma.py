@@ -180,7 +180,7 @@ def _accumulator(op: MmaOp, rng, mode: str) -> np.ndarray:
     exp = op.scale_input_d if op.enable_input_d else 0
     if op.d_type == "f16" and exp:
         limit = 1.75            # C * 2^15 must stay below the f16 maximum (65504)
-    return V.element_codes(op.d_type, V.accumulator_values(shape, rng, limit=limit, scale_exp=exp))
+    return V.accumulator_codes(op.d_type, shape, rng, limit=limit, scale_exp=exp)
 
 
 def _numerics_codes(fmt: str, shape, rng) -> np.ndarray:

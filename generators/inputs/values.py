@@ -122,6 +122,25 @@ def accumulator_values(shape, rng: np.random.Generator, *, limit: float = 8.0, s
     return k.astype(np.float64) * C_GRID * (2.0 ** scale_exp)
 
 
+def accumulator_codes(d_type: str, shape, rng: np.random.Generator, *, limit: float = 8.0,
+                      scale_exp: int = 0) -> np.ndarray:
+    """uint64 codes of :func:`accumulator_values` (the same draw): ``element_codes(d_type,
+    accumulator_values(...))``, looked up in a table of the grid's codes (encoded and checked once
+    per format, limit and scale)."""
+    steps = int(limit / C_GRID)
+    k = rng.integers(-steps, steps + 1, size=shape)
+    return _grid_codes(d_type, steps, scale_exp)[k + steps]
+
+
+@functools.lru_cache(maxsize=None)
+def _grid_codes(d_type: str, steps: int, scale_exp: int) -> np.ndarray:
+    """uint64 codes of k * C_GRID * 2^scale_exp for k = -steps .. steps (read-only)."""
+    k = np.arange(-steps, steps + 1)
+    codes = element_codes(d_type, k.astype(np.float64) * C_GRID * (2.0 ** scale_exp))
+    codes.setflags(write=False)
+    return codes
+
+
 def scale_codes(scale_type: str, shape, rng: np.random.Generator, *, sign_noise: bool = False) -> np.ndarray:
     """uint8 scale-factor codes of powers of two near 1 (ue4m3: optionally with bit 7 set)."""
     vals = rng.choice(np.asarray(SCALE_VALUES[scale_type]), size=shape)

@@ -119,7 +119,7 @@ def _accumulator(c_type: str, satfinite: bool, pool_limit: float, rng) -> np.nda
             near = rng.random((16, 8)) < 0.25
             c = np.where(near, np.where(rng.random((16, 8)) < 0.5, (1 << 31) - 1 - c % 50, -(1 << 31) + c % 50), c)
         return (c & 0xFFFFFFFF).astype(np.uint64)
-    return V.element_codes(c_type, V.accumulator_values((16, 8), rng, limit=pool_limit))
+    return V.accumulator_codes(c_type, (16, 8), rng, limit=pool_limit)
 
 
 # rows of the 16 x 8 tile that carry special values (special_values); the column of B that is all
