@@ -452,13 +452,15 @@ def is_representable(fmt: str | Format, values) -> np.ndarray:
 def multiples_of_pow2(x, g: int) -> bool:
     """Whether every element of the finite float64 array ``x`` is an integer multiple of 2^g (zeros
     are), i.e. its last set bit is at 2^g or above: x * 2^-g is whole. The scaling is exact unless
-    it underflows or overflows. Underflow: only a nonzero element below 2^g, no multiple, which
-    the count of nonzeros catches. Overflow (Inf passes the whole-number test): only |x| >=
+    it underflows or overflows. Underflow (g > 0 only): only a nonzero element below 2^g, no
+    multiple, which the count of nonzeros catches. Overflow (Inf passes the whole-number test): only |x| >=
     2^(1024 + g) with g < 0, whose last set bit is at least 2^(972 + g) > 2^g: a multiple."""
     x = np.asarray(x, dtype=np.float64)
     with np.errstate(over="ignore", under="ignore"):
         y = np.ldexp(x, max(-2200, min(2200, -int(g)))) if abs(int(g)) > 1000 else np.multiply(x, 2.0 ** -int(g))
-    return bool((np.floor(y) == y).all()) and np.count_nonzero(y) == np.count_nonzero(x)
+    if not (np.floor(y) == y).all():
+        return False
+    return g <= 0 or np.count_nonzero(y) == np.count_nonzero(x)     # g <= 0: the scaling cannot underflow
 
 
 def all_values(fmt: str | Format) -> tuple[np.ndarray, np.ndarray]:

@@ -306,13 +306,16 @@ def _nominal_max(values: np.ndarray, fmt: str) -> int:
 
 def _lowest_bit(values: np.ndarray) -> int:
     """Smallest exponent q with a nonzero value = odd * 2^q, over the nonzero values (-NO_EXP if none)."""
-    x = np.abs(values[values != 0])
+    x = np.abs(values)
+    nonzero = x != 0
+    if not nonzero.all():
+        x = x[nonzero]
     if x.size == 0:
         return -NO_EXP
-    frac, e = np.frexp(x)
+    frac, e = np.frexp(x)                                      # x = mant * 2^(e - 53)
     mant = np.ldexp(frac, 53).astype(np.int64)                 # exact: 53-bit significands
-    _, low = np.frexp((mant & -mant).astype(np.float64))       # lowest set bit = 2^(low - 1)
-    return int((e - 53 + low - 1).min())
+    lowest = np.ldexp((mant & -mant).astype(np.float64), e - 53)   # each value's last set bit, >= 2^-1074
+    return int(np.frexp(lowest.min())[1]) - 1
 
 
 def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type: str, prm: HwParams,

@@ -92,6 +92,26 @@ def lsb_exponent(x: np.ndarray) -> np.ndarray:
     return np.maximum(field, 1) - 1075 + tz + zero.astype(np.int64) * (1 << 31)
 
 
+def min_lsb_exponent(x: np.ndarray) -> int:
+    """min of :func:`lsb_exponent` over the finite nonzero elements of ``x`` (2^30 if none), in a
+    few passes: each element's lowest set bit as a float64 power of two, then the exponent of
+    their minimum.
+
+    x = frac * 2^e (frexp, frac in [0.5, 1)) = mant * 2^(e - 53) with the 53-bit integer mant;
+    its last set bit is (mant & -mant) * 2^(e - 53), a power of two >= 2^-1074 (exact in float64).
+    """
+    mag = np.abs(np.asarray(x, dtype=np.float64))
+    keep = (mag != 0) & np.isfinite(mag)
+    if not keep.all():
+        mag = mag[keep]
+    if mag.size == 0:
+        return 1 << 30
+    frac, e = np.frexp(mag)
+    mant = np.ldexp(frac, 53).astype(np.int64)
+    lowest = np.ldexp((mant & -mant).astype(np.float64), e - 53)
+    return int(np.frexp(lowest.min())[1]) - 1
+
+
 def _subnormal(values: np.ndarray, fmt: str) -> np.ndarray:
     f = F.get_format(fmt)
     if not f.is_float or f.mantissa_bits == 0:
@@ -145,7 +165,7 @@ def _all_exact(abs_a, abs_b, c, total_abs, p_acc, emin_acc) -> bool:
         return True
     log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
     g_min = max(emin_acc - p_acc + 1, log_s - p_acc + 1)
-    g_prod = int(lsb_exponent(abs_a).min(initial=1 << 40)) + int(lsb_exponent(abs_b).min(initial=1 << 40))
+    g_prod = min_lsb_exponent(abs_a) + min_lsb_exponent(abs_b)          # (2^30 for an all-zero operand)
     return g_prod >= g_min and F.multiples_of_pow2(c, g_min)
 
 

@@ -163,6 +163,27 @@ def test_values_are_small_and_normal():
             assert np.all((mant * 4) == np.round(mant * 4)), case.case_id
 
 
+@pytest.mark.parametrize("fmt", ["f16", "bf16", "tf32", "e4m3", "e5m2", "e2m3", "e3m2", "e2m1", "s8", "u8", "s4", "u4"])
+def test_table_codes_are_the_drawn_values_encoded(fmt):
+    """``operand_codes`` / ``accumulator_codes`` (codes looked up in a table of the pool) are the
+    codes ``element_codes`` gives the values ``element_values`` / ``accumulator_values`` draw from
+    the same random stream, and leave the stream at the same place (later draws unchanged)."""
+    from generators.inputs import values as V
+
+    for seed, shape, pool in ((0, (128, 32), V.WIDE), (1, (7, 5), V.NARROW), (2, (1, 1), V.WIDE)):
+        old, new = np.random.default_rng(seed), np.random.default_rng(seed)
+        want = V.element_codes(fmt, V.element_values(fmt, shape, old, pool), old, tf32_noise=True)
+        got = V.operand_codes(fmt, shape, new, pool, tf32_noise=True)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert old.integers(0, 1 << 62) == new.integers(0, 1 << 62)
+    for d_type, limit, exp in (("f32", 8.0, 0), ("f16", 8.0, 0), ("f16", 1.75, 15), ("f32", 8.0, 3)):
+        old, new = np.random.default_rng(7), np.random.default_rng(7)
+        want = V.element_codes(d_type, V.accumulator_values((64, 48), old, limit=limit, scale_exp=exp))
+        got = V.accumulator_codes(d_type, (64, 48), new, limit=limit, scale_exp=exp)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert old.integers(0, 1 << 62) == new.integers(0, 1 << 62)
+
+
 def test_k96_absolute_lbo_splits_rows_and_sets_the_flags():
     """§9.7.16.3.1.2: an absolute-mode case really uses bit 52, a start whose 48-byte row passes its
     128-byte row, base offset 0, and the flags that make the kernel relocate the LBO address."""

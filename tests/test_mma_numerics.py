@@ -469,6 +469,29 @@ def test_spec_all_exact_equals_its_lsb_definition(seed, c_exp, c_spread, acc, ab
 
 @settings(max_examples=200, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), e=st.integers(-1074, 1000), spread=st.integers(0, 80),
+       zeros=st.booleans(), specials=st.booleans())
+def test_min_lsb_exponent_is_the_min_of_lsb_exponent(seed, e, spread, zeros, specials):
+    """``numerics_spec.min_lsb_exponent`` (the spec model's whole-matrix exactness test) is the
+    minimum of ``lsb_exponent`` over the finite nonzero elements, from subnormal to near float64's
+    top; 2^30 when there is none. The hardware model's ``_lowest_bit`` (its own, on finite
+    values) gives the same minimum."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-(1 << 52), 1 << 52, (3, 4)).astype(np.float64)
+    x = np.ldexp(x, np.minimum(e + rng.integers(0, spread + 1, (3, 4)), 971))
+    if zeros:
+        x[::2] = 0.0
+    if specials:
+        x[0, :3] = (np.inf, -np.inf, np.nan)
+    finite_nonzero = x[np.isfinite(x) & (x != 0)]
+    want = int(NS.lsb_exponent(finite_nonzero).min()) if finite_nonzero.size else 1 << 30
+    assert NS.min_lsb_exponent(x) == want
+    assert NS.min_lsb_exponent(np.zeros((0, 4))) == 1 << 30
+    finite = np.where(np.isfinite(x), x, 0.0)                 # the hardware model's own (finite inputs)
+    assert HW._lowest_bit(finite) == (want if finite_nonzero.size else -HW.NO_EXP)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), e=st.integers(-1074, 1000), spread=st.integers(0, 80),
        g=st.integers(-1200, 1100), zeros=st.booleans())
 def test_multiples_of_pow2_is_the_lsb_test(seed, e, spread, g, zeros):
     """``formats.multiples_of_pow2(x, g)`` (the models' cheap exactness test) is "every lsb >= g",

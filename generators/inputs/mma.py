@@ -180,7 +180,7 @@ def _accumulator(op: MmaOp, rng, mode: str) -> np.ndarray:
     exp = op.scale_input_d if op.enable_input_d else 0
     if op.d_type == "f16" and exp:
         limit = 1.75            # C * 2^15 must stay below the f16 maximum (65504)
-    return V.element_codes(op.d_type, V.accumulator_values(shape, rng, limit=limit, scale_exp=exp))
+    return V.accumulator_codes(op.d_type, shape, rng, limit=limit, scale_exp=exp)
 
 
 def _numerics_codes(fmt: str, shape, rng) -> np.ndarray:
@@ -202,8 +202,8 @@ def logical_operands(op: MmaOp, rng, mode: str) -> MmaLogical:
         a = _numerics_codes(op.a_type, (op.m, ks), rng)
         b = _numerics_codes(op.b_type, (k, op.n + shift), rng)
     else:
-        a = V.element_codes(op.a_type, V.element_values(op.a_type, (op.m, ks), rng, pool), rng, tf32_noise=True)
-        b = V.element_codes(op.b_type, V.element_values(op.b_type, (k, op.n + shift), rng, pool), rng, tf32_noise=True)
+        a = V.operand_codes(op.a_type, (op.m, ks), rng, pool, tf32_noise=True)
+        b = V.operand_codes(op.b_type, (k, op.n + shift), rng, pool, tf32_noise=True)
     meta = _metadata(op.kind, op.m, k // SP.pattern_for_kind(op.kind).chunk, rng) if op.sparse else None
     sa = sb = None
     if op.block_scaled:

@@ -85,6 +85,33 @@ def element_codes(fmt: str, values, rng: np.random.Generator | None = None, *, t
     return codes
 
 
+def operand_codes(fmt: str, shape, rng: np.random.Generator, pool=WIDE, *, tf32_noise: bool = False) -> np.ndarray:
+    """uint64 codes of operand values drawn as :func:`element_values` draws them (the same random
+    numbers, in the same order, then :func:`element_codes`'s tf32 noise): ``element_codes(fmt,
+    element_values(fmt, shape, rng, pool), rng, tf32_noise=...)``, with the codes of a float pool
+    looked up in a table of its signed values (encoded and checked once per format and pool)
+    instead of encoded element by element."""
+    if fmt in INT_POOLS:
+        return element_codes(fmt, element_values(fmt, shape, rng, pool), rng, tf32_noise=tf32_noise)
+    mags = _normal_pool(fmt, tuple(pool))
+    # rng.choice(array, size) draws rng.integers(0, len(array), size) and indexes with them
+    mag_idx = rng.integers(0, mags.size, size=shape)
+    sign_idx = rng.integers(0, SIGNS.size, size=shape)
+    codes = _signed_pool_codes(fmt, tuple(pool))[sign_idx, mag_idx]
+    if fmt == "tf32" and tf32_noise:
+        codes = codes | rng.integers(0, TF32_HALF_UNIT, size=codes.shape).astype(np.uint64)
+    return codes
+
+
+@functools.lru_cache(maxsize=None)
+def _signed_pool_codes(fmt: str, pool: tuple[float, ...]) -> np.ndarray:
+    """uint64 codes [sign, magnitude] of SIGNS[s] * _normal_pool(fmt, pool)[m] (read-only)."""
+    values = SIGNS[:, None] * _normal_pool(fmt, pool)[None, :]
+    codes = element_codes(fmt, values)
+    codes.setflags(write=False)
+    return codes
+
+
 def accumulator_values(shape, rng: np.random.Generator, *, limit: float = 8.0, scale_exp: int = 0) -> np.ndarray:
     """C values on the 1/4 grid in [-limit, limit] (never -0), times 2^scale_exp.
 
@@ -93,6 +120,25 @@ def accumulator_values(shape, rng: np.random.Generator, *, limit: float = 8.0, s
     steps = int(limit / C_GRID)
     k = rng.integers(-steps, steps + 1, size=shape)
     return k.astype(np.float64) * C_GRID * (2.0 ** scale_exp)
+
+
+def accumulator_codes(d_type: str, shape, rng: np.random.Generator, *, limit: float = 8.0,
+                      scale_exp: int = 0) -> np.ndarray:
+    """uint64 codes of :func:`accumulator_values` (the same draw): ``element_codes(d_type,
+    accumulator_values(...))``, looked up in a table of the grid's codes (encoded and checked once
+    per format, limit and scale)."""
+    steps = int(limit / C_GRID)
+    k = rng.integers(-steps, steps + 1, size=shape)
+    return _grid_codes(d_type, steps, scale_exp)[k + steps]
+
+
+@functools.lru_cache(maxsize=None)
+def _grid_codes(d_type: str, steps: int, scale_exp: int) -> np.ndarray:
+    """uint64 codes of k * C_GRID * 2^scale_exp for k = -steps .. steps (read-only)."""
+    k = np.arange(-steps, steps + 1)
+    codes = element_codes(d_type, k.astype(np.float64) * C_GRID * (2.0 ** scale_exp))
+    codes.setflags(write=False)
+    return codes
 
 
 def scale_codes(scale_type: str, shape, rng: np.random.Generator, *, sign_noise: bool = False) -> np.ndarray:

@@ -119,7 +119,7 @@ def _accumulator(c_type: str, satfinite: bool, pool_limit: float, rng) -> np.nda
             near = rng.random((16, 8)) < 0.25
             c = np.where(near, np.where(rng.random((16, 8)) < 0.5, (1 << 31) - 1 - c % 50, -(1 << 31) + c % 50), c)
         return (c & 0xFFFFFFFF).astype(np.uint64)
-    return V.element_codes(c_type, V.accumulator_values((16, 8), rng, limit=pool_limit))
+    return V.accumulator_codes(c_type, (16, 8), rng, limit=pool_limit)
 
 
 # rows of the 16 x 8 tile that carry special values (special_values); the column of B that is all
@@ -213,8 +213,8 @@ def warp_inputs(case, rng) -> CaseInputs:
     fam = warp_sparse_shape(p["shape"], "mxf4:e2m1" if kind in PACKED_FP4_KINDS else p["a_type"])
     pat = _pattern(p["a_type"], kind)
     pool = V.NARROW if p["d_type"] == "f16" else V.WIDE
-    a = V.element_codes(p["a_type"], V.element_values(p["a_type"], (16, k // 2), rng, pool), rng, tf32_noise=True)
-    b = V.element_codes(p["b_type"], V.element_values(p["b_type"], (k, 8), rng, pool), rng, tf32_noise=True)
+    a = V.operand_codes(p["a_type"], (16, k // 2), rng, pool, tf32_noise=True)
+    b = V.operand_codes(p["b_type"], (k, 8), rng, pool, tf32_noise=True)
     context = "mma.sp::ordered_metadata" if p["ordered_metadata"] else "mma.sp"
     nibbles = TF32_NIBBLES if pat.kept == 1 else (ORDERED_2_4 if p["ordered_metadata"] else ALL_DISTINCT_2_4)
     meta = rng.choice(nibbles, size=(16, k // pat.chunk))
