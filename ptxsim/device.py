@@ -10,6 +10,8 @@ clusters executed in lock step; global memory is ``device.memory`` (``alloc``/``
 from __future__ import annotations
 
 import contextlib
+import gc
+import os
 import time
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -43,7 +45,8 @@ from ptxsim.faults.model import Fault, FaultSet, ProbeSet
 from ptxsim.hazards import CLIENT_READINGS
 from ptxsim.memory.global_memory import GlobalMemory
 from ptxsim.ptx.compiler import KernelProgram
-from ptxsim.ptx.parser import Module, parse_ptx
+from ptxsim.ptx.parse_cache import cached_parse
+from ptxsim.ptx.parser import Module
 from ptxsim.ptx.types import TYPES
 from ptxsim.trace import Trace
 from reference.spec_questions import check_readings, following
@@ -52,6 +55,20 @@ SIM_VERSION = "0.2"
 _OVERRIDE: FaultSet | None = None          # set by override_faults (mutation score): wins over a device's own
 _GENERATION = 0                            # bumped whenever the override changes
 _TRACE_OVERRIDE: Trace | None = None       # set by override_trace: every launch records into it
+
+
+@contextlib.contextmanager
+def _collection_paused():
+    """No garbage collection inside the block (restored as it was after it).  Loading a kernel
+    builds ~10,000 objects that mostly live on (parse tree, compiled closures): collections during
+    it would walk them again and again (~15 % of a load's CPU, measured); one after it walks them once."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass
@@ -81,8 +98,10 @@ class SimDevice:
     def __init__(self, faults: Iterable[Fault] = (), batch_clusters: int = 32, max_steps: int = 50_000_000,
                  livelock_spins: int = 20_000, trace: bool | Trace | None = None, hazards: bool = True,
                  readings: dict[str, str] | None = None, waive_hazards: Iterable[str] = (),
-                 strict: bool = False, sm_count: int = 148) -> None:
+                 strict: bool = False, sm_count: int = 148, parse_cache: str | os.PathLike | None = None) -> None:
         self.faults = FaultSet(faults)
+        #: a directory where parsed PTX is kept across processes (:mod:`ptxsim.ptx.parse_cache`), or None
+        self.parse_cache = parse_cache
         #: a :class:`ptxsim.trace.Trace` every ``run`` records into, or None (no tracing, no cost)
         self.trace: Trace | None = Trace() if trace is True else (trace or None)
         self.batch_clusters = int(batch_clusters)
@@ -116,14 +135,15 @@ class SimDevice:
             if bytes(ptx[:4]) == b"\x7fELF":
                 raise SimError("SimDevice.load expects PTX text, but got a cubin (ELF): pass the kernel's PTX")
             ptx = bytes(ptx).decode("utf-8")
-        module = parse_ptx(ptx)
-        symbols = self._place_globals(module)
-        kernels, problems = {}, []
-        for name, kernel in module.kernels.items():
-            try:
-                kernels[name] = KernelProgram(module, kernel, symbols)
-            except UnimplementedError as exc:
-                problems.extend(f"{name}: {item}" for item in exc.items)
+        with _collection_paused():
+            module = cached_parse(ptx, self.parse_cache)
+            symbols = self._place_globals(module)
+            kernels, problems = {}, []
+            for name, kernel in module.kernels.items():
+                try:
+                    kernels[name] = KernelProgram(module, kernel, symbols)
+                except UnimplementedError as exc:
+                    problems.extend(f"{name}: {item}" for item in exc.items)
         if problems:
             raise UnimplementedError(problems)
         return SimModule(ptx, module, kernels)

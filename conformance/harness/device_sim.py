@@ -11,6 +11,7 @@ here, so the simulator itself reads no environment variable.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -118,7 +119,15 @@ def readings_from_environment(environ=os.environ) -> dict[str, str]:
     return parse_assignments([t for t in environ.get(ENV_READINGS, "").split(",") if t.strip()])
 
 
+def parse_cache_dir() -> Path:
+    """Where the simulator keeps parsed PTX across processes and runs (:mod:`ptxsim.ptx.parse_cache`):
+    ``sim-parse`` in the toolchain's cache directory (``$TCGEN05_CTS_CACHE`` or ``~/.cache/tcgen05-cts``)."""
+    from conformance.harness.toolchain import cache_dir
+
+    return cache_dir() / "sim-parse"
+
+
 def open_sim_device(faults: Iterable[Fault] | None = None) -> tuple[SimBackend, str]:
     """``(device, "")`` for ``--device sim`` (the shape ``conformance.harness.devices.open_device`` expects)."""
     return SimBackend(faults_from_environment() if faults is None else faults, readings=readings_from_environment(),
-                      hazards=hazards_from_environment()), ""
+                      hazards=hazards_from_environment(), parse_cache=parse_cache_dir()), ""
