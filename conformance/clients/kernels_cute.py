@@ -42,8 +42,18 @@ def codes(fmt: str, x: np.ndarray) -> np.ndarray:
     return c
 
 
+class _CuteEntry:
+    """The ``extern "C"`` entry name of a corpus configuration: ``cute_`` + its name, dots as underscores."""
+
+    name: str
+
+    @property
+    def entry(self) -> str:
+        return "cute_" + self.name.replace(".", "_")
+
+
 @dataclass(frozen=True)
-class Gemm:
+class Gemm(_CuteEntry):
     """One ``gemm_1sm`` configuration: C[M,N] = A[M,K] B[N,K]^T."""
 
     name: str
@@ -62,10 +72,6 @@ class Gemm:
     pair: bool = False           # cta_group::2 (the 2x1SM atom, a cluster of 2 CTAs; gemm_2sm)
     acc16: bool = False          # f16 accumulator (read with a _16b TMEM load atom)
     scale_c: int | None = None   # SM100_MMA_F16BF16_SS_SCALED: D = A*B + D * 2^-scale_c (scale-input-d)
-
-    @property
-    def entry(self) -> str:
-        return "cute_" + self.name.replace(".", "_")
 
     @property
     def acc(self) -> str:
@@ -216,7 +222,7 @@ UTCCP_WIDTH = {"128dp256bit": 32}
 
 
 @dataclass(frozen=True)
-class Scaled:
+class Scaled(_CuteEntry):
     """One ``gemm_bs`` configuration: C[128,N] = (A*SFA)(B*SFB)^T, A and B K-major."""
 
     name: str
@@ -233,10 +239,6 @@ class Scaled:
     load: str = "32dp32b8x"
     m: int = 128
     pair: bool = False           # cta_group::2 (2x1SM atoms, UTCCP _2cta; cute/gemm_bs2.cuh), M = 256
-
-    @property
-    def entry(self) -> str:
-        return "cute_" + self.name.replace(".", "_")
 
     @property
     def fp4(self) -> bool:
@@ -386,7 +388,7 @@ _SP_ATOM = {"f16": "F16BF16", "bf16": "F16BF16", "tf32": "TF32", "s8": "S8", "e4
 
 
 @dataclass(frozen=True)
-class SparseGemm:
+class SparseGemm(_CuteEntry):
     """One ``gemm_sp`` configuration: C[128,N] = A[128,K] B[N,K]^T, A structured-sparse, K-major."""
 
     name: str
@@ -402,10 +404,6 @@ class SparseGemm:
     #                              Table 54 1X over the logical K, reference.block_scaling, mma_traits_sm100.hpp:2804;
     #                              fp4: 64 = kind::mxf4 .block32, 32 = kind::mxf4nvf4 .block16)
     sf: str = "ue8m0"
-
-    @property
-    def entry(self) -> str:
-        return "cute_" + self.name.replace(".", "_")
 
     @property
     def fp4(self) -> bool:
@@ -572,7 +570,7 @@ K96_TILE = 768
 
 
 @dataclass(frozen=True)
-class UltraK96:
+class UltraK96(_CuteEntry):
     """One ``gemm_k96`` configuration: C[M,N] = (A*SFA)(B*SFB)^T over one k-tile of K = 768, e2m1, K-major,
     8 MMAs of K = 96 (``SM103_MXF4_ULTRA_SS_VS`` / ``_2x1SM_SS_VS``).  ``vs`` = 16: ue4m3 factors, the atom issues
     ``kind::mxf4nvf4.block_scale.block16``; ``vs`` = 32: ue8m0, ``kind::mxf4nvf4.block_scale.block32``."""
@@ -584,10 +582,6 @@ class UltraK96:
     m: int = 128
     pair: bool = False           # cta_group::2 (SM103_MXF4_ULTRA_2x1SM_SS_VS, a cluster of 2 CTAs)
     load: str = "32dp32b16x"
-
-    @property
-    def entry(self) -> str:
-        return "cute_" + self.name.replace(".", "_")
 
     @property
     def ctas(self) -> int:
