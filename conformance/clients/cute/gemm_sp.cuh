@@ -17,6 +17,29 @@
 namespace cts {
 using namespace cute;
 
+// The MMA K loop of gemm_sp and gemm_sp2 (the issuing thread): K block k passes its metadata slice tCtE(_,_,k);
+// a block-scaled configuration also its scale factors k*SPB.. of each row: set g = (k*SPB)/4 (4 columns each),
+// byte (k*SPB)%4, which CuTe carries in TMEM address bits 30-31 (finding K2).
+template <class Cfg, class TiledMma, class FrgA, class FrgB, class FrgE, class Acc>
+CUTE_DEVICE void sp_mma_k_blocks(TiledMma& tiled_mma, FrgA const& tCrA, FrgB const& tCrB, FrgE const& tCtE, Acc& tCtAcc,
+                                 uint32_t tmem_base) {
+  constexpr int G = Cfg::SF_GROUPS;      // sets of 4 factors a row (column groups), A's then B's
+  tiled_mma.accumulate_ = UMMA::ScaleOut::Zero;
+  CUTE_UNROLL
+  for (int k = 0; k < size<2>(tCrA); ++k) {
+    if constexpr (Cfg::SCALED) {
+      int g = (k * Cfg::SPB) / 4;
+      uint32_t byte = uint32_t((k * Cfg::SPB) % 4) << 30;
+      Tensor tSFA = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * g) | byte), Layout<_1>{});
+      Tensor tSFB = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * (G + g)) | byte), Layout<_1>{});
+      gemm(tiled_mma.with(tiled_mma.accumulate_, tCtE(_, _, k), tSFA, tSFB), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+    } else {
+      gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
+    }
+    tiled_mma.accumulate_ = UMMA::ScaleOut::One;
+  }
+}
+
 // Block-scaled sparse (Cfg::SCALED, SM100_MMA_MXF8F6F4_SS_SPARSE): scale factors as in gemm_bs.cuh, 32-row
 // images copied with SM100_UTCCP_4x32dp128bit_1cta, K block k's ids in TMEM address bits 30-31.
 template <class Cfg>
@@ -108,22 +131,7 @@ CUTE_DEVICE void gemm_sp(void const* pa, void const* pb, void const* pe, void* p
       }
     }
     __syncwarp();
-    tiled_mma.accumulate_ = UMMA::ScaleOut::Zero;
-    CUTE_UNROLL
-    for (int k = 0; k < size<2>(tCrA); ++k) {
-      if constexpr (Cfg::SCALED) {
-        // K block k: factors k*SPB.. of each row, set g = (k*SPB)/4 (4 columns each), byte (k*SPB)%4, which CuTe
-        // carries in TMEM address bits 30-31 (finding K2)
-        int g = (k * Cfg::SPB) / 4;
-        uint32_t byte = uint32_t((k * Cfg::SPB) % 4) << 30;
-        Tensor tSFA = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * g) | byte), Layout<_1>{});
-        Tensor tSFB = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * (G + g)) | byte), Layout<_1>{});
-        gemm(tiled_mma.with(tiled_mma.accumulate_, tCtE(_, _, k), tSFA, tSFB), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
-      } else {
-        gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
-      }
-      tiled_mma.accumulate_ = UMMA::ScaleOut::One;
-    }
+    sp_mma_k_blocks<Cfg>(tiled_mma, tCrA, tCrB, tCtE, tCtAcc, tmem_base);
     cutlass::arch::umma_arrive(&mbar);
   }
   cute::wait_barrier(mbar, 0);
@@ -229,20 +237,7 @@ CUTE_DEVICE void gemm_sp2(void const* pa, void const* pb, void const* pe, void* 
       }
     }
     __syncwarp();
-    tiled_mma.accumulate_ = UMMA::ScaleOut::Zero;
-    CUTE_UNROLL
-    for (int k = 0; k < size<2>(tCrA); ++k) {
-      if constexpr (Cfg::SCALED) {     // as gemm_sp: set (k*SPB)/4, byte (k*SPB)%4 in TMEM address bits 30-31
-        int g = (k * Cfg::SPB) / 4;
-        uint32_t byte = uint32_t((k * Cfg::SPB) % 4) << 30;
-        Tensor tSFA = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * g) | byte), Layout<_1>{});
-        Tensor tSFB = make_tensor(make_tmem_ptr<typename Cfg::TSF>((tmem_base + Cfg::SF_COL + 4 * (G + g)) | byte), Layout<_1>{});
-        gemm(tiled_mma.with(tiled_mma.accumulate_, tCtE(_, _, k), tSFA, tSFB), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
-      } else {
-        gemm(tiled_mma.with(tCtE(_, _, k)), tCrA(_, _, k), tCrB(_, _, k), tCtAcc);
-      }
-      tiled_mma.accumulate_ = UMMA::ScaleOut::One;
-    }
+    sp_mma_k_blocks<Cfg>(tiled_mma, tCrA, tCrB, tCtE, tCtAcc, tmem_base);
     cutlass::arch::umma_arrive_multicast_2x1SM(&mbar, uint16_t(0b11));
   }
   cute::wait_barrier(mbar, 0);
