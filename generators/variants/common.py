@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from generators.params import Case, Params
 from reference import tables as T
@@ -42,8 +43,11 @@ def operand_layouts(type_word: str) -> tuple[str, ...]:
     ``reference.tables.legal_swizzles`` under the *pick* of spec question Q-KMAJOR-BASE32B
     (Table 52's swizzles that have a Table 53 atom), whatever ``--reading`` says: the case lists
     do not change with a reading; the question's probe alone builds K-major 128B_base32B."""
-    bits = TYPE_BITS[type_word]
-    pick = question(T.KMAJOR_BASE32B).pick
+    return _operand_layouts(TYPE_BITS[type_word], question(T.KMAJOR_BASE32B).pick)
+
+
+@lru_cache(maxsize=None)
+def _operand_layouts(bits: int, pick: str) -> tuple[str, ...]:
     return tuple(layout_name(swizzle, major) for major in T.MAJORS for swizzle in T.legal_swizzles(bits, major, pick))
 
 
