@@ -29,6 +29,7 @@ from _pytest.runner import runtestprotocol
 
 from conformance.harness.case_status import (
     CASE_MARKER,
+    CaseIdentity,
     case_details,
     case_identity,
     exception_kind,
@@ -234,8 +235,7 @@ class _CtsOutcomes:
     def pytest_runtest_makereport(self, item, call):
         result = yield
         report = result.get_result()
-        ident = item_identity(item)
-        report.cts_case = ident.as_dict()
+        ident, report.cts_case = _identity_of(item)
         report.cts_kind = exception_kind(call.excinfo)
         raw = phase_status(report)
         report.cts_raw = raw.value if raw is not None else None
@@ -338,6 +338,20 @@ class _RestartGuard:
             sys.stderr.flush()
             os._exit(RESTART_EXIT_CODE)
         item.session.shouldstop = f"device unusable: {reason}"
+
+
+_IDENTITY = pytest.StashKey[tuple]()
+
+
+def _identity_of(item) -> tuple[CaseIdentity, dict]:
+    """The item's identity and its plain-data form, resolved once per item (three reports per
+    test read it) and again only when the test added user properties since."""
+    props = len(getattr(item, "user_properties", ()))
+    cached = item.stash.get(_IDENTITY, None)
+    if cached is None or cached[0] != props:
+        ident = item_identity(item)
+        cached = item.stash[_IDENTITY] = (props, ident, ident.as_dict())
+    return cached[1], cached[2]
 
 
 def _finish_case(state: _State, reports: list[Any]) -> None:

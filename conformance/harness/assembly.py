@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 import pytest
 
 from conformance.harness.case_status import Deferred, cts_case
+from conformance.harness.selection import deselected_by_markexpr
 from conformance.harness.toolchain import Assembler, Job, Result, Tool, find_ptxas, find_tool
 from generators.params import Case
 from generators.ptx.kernel import render
@@ -159,6 +160,9 @@ def check_case(case: Case, request) -> None:
 def parametrize_cases(metafunc, families: Sequence[str]) -> None:
     """``pytest_generate_tests`` body shared by the test_assemble_* modules."""
     if "case" in metafunc.fixturenames:
+        if deselected_by_markexpr(metafunc):
+            metafunc.parametrize("case", [])      # an empty set: its placeholder is deselected too
+            return
         cs = selected_cases(metafunc.config, families)
         metafunc.parametrize("case", [pytest.param(c, id=c.case_id, marks=assembly_identity(c)) for c in cs])
 

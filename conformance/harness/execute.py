@@ -37,6 +37,7 @@ from conformance.harness.execute_compare import compare_case
 from conformance.harness.gating import require_target
 from conformance.harness.oracles import OracleError, expected
 from conformance.harness.probes import conflict_message, reading_conflicts
+from conformance.harness.selection import deselected_by_markexpr
 from generators.inputs import NUMERICS
 from generators.inputs.mma import untestable_reason
 from generators.params import Case
@@ -94,6 +95,9 @@ def _variant(case: Case) -> dict:
 def parametrize_cases(metafunc, families: Sequence[str]) -> None:
     """``pytest_generate_tests`` body shared by the test_execute_* modules."""
     if "xcase" not in metafunc.fixturenames:
+        return
+    if deselected_by_markexpr(metafunc):
+        metafunc.parametrize("xcase", [])         # an empty set: its placeholder is deselected too
         return
     params = []
     for xc in execution_cases(metafunc.config, families):
