@@ -235,7 +235,7 @@ class _CtsOutcomes:
     def pytest_runtest_makereport(self, item, call):
         result = yield
         report = result.get_result()
-        ident, report.cts_case = _identity_of(item)
+        ident, report.cts_case = _identity_of(item, lists=self.state.results_dir is not None)
         report.cts_kind = exception_kind(call.excinfo)
         raw = phase_status(report)
         report.cts_raw = raw.value if raw is not None else None
@@ -343,13 +343,14 @@ class _RestartGuard:
 _IDENTITY = pytest.StashKey[tuple]()
 
 
-def _identity_of(item) -> tuple[CaseIdentity, dict]:
+def _identity_of(item, lists: bool) -> tuple[CaseIdentity, dict]:
     """The item's identity and its plain-data form, resolved once per item (three reports per
-    test read it) and again only when the test added user properties since."""
+    test read it) and again only when the test added user properties since. Sections and
+    statements only with ``lists`` (an outcome log is written): deriving them is ~1 ms a case."""
     props = len(getattr(item, "user_properties", ()))
     cached = item.stash.get(_IDENTITY, None)
     if cached is None or cached[0] != props:
-        ident = item_identity(item)
+        ident = item_identity(item, lists=lists)
         cached = item.stash[_IDENTITY] = (props, ident, ident.as_dict())
     return cached[1], cached[2]
 

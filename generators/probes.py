@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import lru_cache, partial
 from typing import Callable
 
 import numpy as np
@@ -22,7 +22,7 @@ from generators.inputs import NUMERICS, SEMANTIC, CaseInputs, seed_of, synthesiz
 from generators.params import Case
 from reference.numerics_hw import ALIGN_QUESTION_KINDS
 from reference.smem_descriptor import SmemDescriptor
-from reference.spec_questions import QUESTIONS, following, is_explicit, question
+from reference.spec_questions import QUESTIONS, defaults, following, is_explicit, question
 from reference.spec_questions import reading as _reading
 from reference.tables import BLOCK_SCALED_KINDS
 
@@ -352,14 +352,21 @@ def probe_for(qid: str) -> Probe | None:
     return PROBES.get(qid)
 
 
-def probe_case(qid: str) -> Case:
-    """The suite case a question's probe runs (first smoke case the probe's predicate accepts)."""
+@lru_cache(maxsize=4)
+def _smoke_cases(readings: tuple[tuple[str, str], ...]) -> tuple[Case, ...]:
+    """The smoke level's legal cases under ``readings`` (the defaults in force; enumerated once,
+    not once per probe)."""
     from generators.variants import cases
 
+    return tuple(cases("smoke", negatives=False))
+
+
+def probe_case(qid: str) -> Case:
+    """The suite case a question's probe runs (first smoke case the probe's predicate accepts)."""
     probe = PROBES[qid]
     if probe.make_case is not None:
         return probe.make_case()
-    for c in cases("smoke", negatives=False):
+    for c in _smoke_cases(tuple(sorted(defaults().items()))):
         if c.legal and probe.pick_case(c):
             return c
     raise LookupError(f"probe of {qid} expects a smoke case its predicate accepts, but got none")

@@ -104,8 +104,9 @@ class CaseIdentity:
 
 def case_identity(nodeid: str, user_properties: Iterable[tuple[str, Any]] = (),
                   marker_kwargs: Mapping[str, Any] | None = None,
-                  module_constants: Mapping[str, Any] | None = None) -> CaseIdentity:
-    """Resolve a case's identity (see the module docstring for the order)."""
+                  module_constants: Mapping[str, Any] | None = None, *, lists: bool = True) -> CaseIdentity:
+    """Resolve a case's identity (see the module docstring for the order); ``lists=False`` leaves
+    ``sections`` and ``statements`` empty (not derived: nothing that needs them is written)."""
     props = dict(user_properties)
     marker = dict(marker_kwargs or {})
     module = dict(module_constants or {})
@@ -121,12 +122,12 @@ def case_identity(nodeid: str, user_properties: Iterable[tuple[str, Any]] = (),
         if isinstance(extra, Mapping):
             variant.update(extra)
     section = pick("section", "SECTION", "")
-    lists = {key: _first_list(props.get(key), marker.get(key)) for key in _LIST_KEYS}
-    sections = lists["sections"]
+    found = {key: _first_list(props.get(key), marker.get(key)) if lists else () for key in _LIST_KEYS}
+    sections = found["sections"]
     if section and sections and sections[0] != section:   # the own section always leads
         sections = (section,) + tuple(s for s in sections if s != section)
     return CaseIdentity(pick("case_id", None, nodeid), section, pick("family", "FAMILY", ""), variant, sections,
-                        lists["statements"])
+                        found["statements"])
 
 
 def _first_list(*sources: Any) -> tuple[str, ...]:
@@ -136,12 +137,12 @@ def _first_list(*sources: Any) -> tuple[str, ...]:
     return ()
 
 
-def item_identity(item: pytest.Item) -> CaseIdentity:
+def item_identity(item: pytest.Item, *, lists: bool = True) -> CaseIdentity:
     marker = item.get_closest_marker(CASE_MARKER)
     module = getattr(item, "module", None)
     constants = {k: getattr(module, k) for k in ("SECTION", "FAMILY") if hasattr(module, k)} if module else {}
     return case_identity(item.nodeid, getattr(item, "user_properties", ()),
-                         marker.kwargs if marker is not None else None, constants)
+                         marker.kwargs if marker is not None else None, constants, lists=lists)
 
 
 def skip_reason(report: Any) -> str:
