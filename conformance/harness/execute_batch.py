@@ -33,7 +33,7 @@ from reference.targets import ptx_version
 
 MAX_BATCH = {"sim": 64, "cuda": 4096}
 KEEP_GROUPS = 8
-KEEP_MODULES = 16      # loaded kernels kept (cases of one kernel run together; a long run must not keep them all)
+KEEP_MODULES = 4      # loaded kernels kept (cases of one kernel run together; a long run must not keep them all)
 _PLAN: set[int] | None = None      # id() of the items a batch may take along (restrict_batches)
 _EDITS: dict[str, Callable[[str], str]] = {}   # kernel name -> PTX edit (edit_sources)
 _EDIT_GENERATION = 0
