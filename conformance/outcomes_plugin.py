@@ -219,7 +219,7 @@ class _CtsOutcomes:
             return
         entries = []
         for item in session.items:
-            ident = item_identity(item)
+            ident = item_identity(item, lists=("sections",))   # statements: when the case runs
             entries.append(ExpectedCase(ident.case_id, item.nodeid, ident.section, ident.family, ident.variant,
                                         ident.sections))
         write_jsonl_exclusive(manifest_path(state.results_dir, state.tag), entries)

@@ -104,9 +104,11 @@ class CaseIdentity:
 
 def case_identity(nodeid: str, user_properties: Iterable[tuple[str, Any]] = (),
                   marker_kwargs: Mapping[str, Any] | None = None,
-                  module_constants: Mapping[str, Any] | None = None, *, lists: bool = True) -> CaseIdentity:
-    """Resolve a case's identity (see the module docstring for the order); ``lists=False`` leaves
-    ``sections`` and ``statements`` empty (not derived: nothing that needs them is written)."""
+                  module_constants: Mapping[str, Any] | None = None, *,
+                  lists: bool | Iterable[str] = True) -> CaseIdentity:
+    """Resolve a case's identity (see the module docstring for the order). ``lists``: which of
+    ``sections`` and ``statements`` to derive (True: both); the others stay empty (nothing that
+    needs them is written, and deriving statements costs ~1 ms a case)."""
     props = dict(user_properties)
     marker = dict(marker_kwargs or {})
     module = dict(module_constants or {})
@@ -122,7 +124,8 @@ def case_identity(nodeid: str, user_properties: Iterable[tuple[str, Any]] = (),
         if isinstance(extra, Mapping):
             variant.update(extra)
     section = pick("section", "SECTION", "")
-    found = {key: _first_list(props.get(key), marker.get(key)) if lists else () for key in _LIST_KEYS}
+    wanted = set(_LIST_KEYS) if lists is True else set(lists or ())
+    found = {key: _first_list(props.get(key), marker.get(key)) if key in wanted else () for key in _LIST_KEYS}
     sections = found["sections"]
     if section and sections and sections[0] != section:   # the own section always leads
         sections = (section,) + tuple(s for s in sections if s != section)
@@ -137,7 +140,7 @@ def _first_list(*sources: Any) -> tuple[str, ...]:
     return ()
 
 
-def item_identity(item: pytest.Item, *, lists: bool = True) -> CaseIdentity:
+def item_identity(item: pytest.Item, *, lists: bool | Iterable[str] = True) -> CaseIdentity:
     marker = item.get_closest_marker(CASE_MARKER)
     module = getattr(item, "module", None)
     constants = {k: getattr(module, k) for k in ("SECTION", "FAMILY") if hasattr(module, k)} if module else {}
