@@ -28,6 +28,16 @@ ENV_READINGS = "TCGEN05_CTS_SIM_READINGS"
 ENV_HAZARDS = "TCGEN05_CTS_SIM_HAZARDS"      # "off" switches the hazard checker off (--sim-hazards off)
 
 
+#: failed waits in a row with nothing observable happening before a launch of the suite's kernels
+#: is a Livelock (reported as a Timeout). The suite's kernels wait only in the bounded
+#: ``mbarrier.try_wait`` loop of ``generators.ptx.steps.WaitMbarrier`` (WAIT_BOUND = 2^20 tries, then
+#: error 1); a wait nothing can complete (a removed commit: the hazard cases and the hazard score)
+#: ends as a Timeout at any limit below that bound, and nothing else in those kernels counts
+#: spins, so the limit only sets what such a case costs: 20,000 (``SimDevice``'s default, kept for
+#: client kernels, whose spin loops the suite does not write) made each ~1.5 s of CPU.
+SUITE_LIVELOCK_SPINS = 1_000
+
+
 def hazards_from_environment(environ=os.environ) -> bool:
     """Whether the simulated device runs its hazard checker (on unless ``TCGEN05_CTS_SIM_HAZARDS=off``)."""
     value = environ.get(ENV_HAZARDS, "on")
@@ -48,6 +58,7 @@ class SimBackend:
         # the suite's own kernels are held to the letter of the spec: the hazard checker's spec
         # questions at their picks, not the readings the real clients follow (docs/sim.md)
         options.setdefault("strict", True)
+        options.setdefault("livelock_spins", SUITE_LIVELOCK_SPINS)
         self.sim = SimDevice(faults, **options)
 
     @property
