@@ -86,28 +86,21 @@ def _configure_readings(config) -> None:
         os.environ.pop("TCGEN05_CTS_SIM_READINGS", None)
 
 
-NEXT_LEVEL = {"smoke": "default", "default": "exhaustive"}
-
-
 def pytest_cts_not_run(config):
     """Legal variants of the next level that this level leaves out (coverage matrix "not run").
 
     Computed once (the first xdist worker, which collects like the others, or the single process),
-    and only when a results directory is written. The reason names the level that has them.
+    and only when a results directory is written; kept on disk between runs
+    (:mod:`conformance.harness.not_run`). The reason names the level that has them.
     """
     import os
+
+    from conformance.harness.not_run import NEXT_LEVEL, not_run
 
     level = config.getoption("--level")
     if level not in NEXT_LEVEL or not config.getoption("--results") or os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
         return []
-    from generators.variants import cases
-    from results.outcome_log import NotRun
-
-    sections, families = config.getoption("--section"), config.getoption("--family")
-    here = {c.case_id for c in cases(level, sections=sections, families=families)}
-    bigger = NEXT_LEVEL[level]
-    return [NotRun(c.case_id, c.section, c.family, f"in level {bigger}, not in {level}")
-            for c in cases(bigger, sections=sections, families=families, negatives=False) if c.case_id not in here]
+    return not_run(level, config.getoption("--section"), config.getoption("--family"))
 
 
 def pytest_unconfigure(config) -> None:
