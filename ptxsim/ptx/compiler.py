@@ -322,6 +322,25 @@ class KernelProgram:
 
         return _register_write(i, t, bits)
 
+    def register_rows(self, ops, t: PtxType) -> np.ndarray | None:
+        """Rows of ``R`` of the operands ``ops`` when they are distinct registers, each at least
+        ``t.bits`` wide, of a ``.b``/``.u`` type ``t``: reading or writing them all at once (one
+        index for many registers, :func:`read_rows`/:func:`write_rows`) is then what their
+        :meth:`reader`/:meth:`writer` one by one do. None otherwise."""
+        if t.kind not in "bu":
+            return None
+        rows = []
+        for op in ops:
+            if not isinstance(op, Name) or op.offset or op.text not in self.regs:
+                return None
+            i, rt = self.regs[op.text]
+            if rt.bits < t.bits:
+                return None
+            rows.append(i)
+        if len(set(rows)) != len(rows):
+            return None
+        return np.array(rows, dtype=np.intp)
+
     def pred_reader(self, op):
         if isinstance(op, Name) and op.text in PREDICATE_SPECIAL_REGISTERS:
             text = op.text
@@ -424,6 +443,23 @@ def _register_write(i: int, t: PtxType, bits: int):
         def write(m, s, v):
             m.R[i, s.ix] = np.asarray(v, dtype=dt).view(udt)
     return write
+
+
+def read_rows(m, s, rows: np.ndarray, t: PtxType) -> np.ndarray:
+    """``[thread, k]``: register ``rows[k]`` (:meth:`KernelProgram.register_rows`) of each thread
+    of ``s`` as type ``t`` (its low bits, as the reader of each register gives them)."""
+    if isinstance(s.ix, slice):
+        return m.R[rows, s.ix].T.astype(t.udtype, order="C")
+    return m.R[rows[:, None], s.ix].T.astype(t.udtype, order="C")
+
+
+def write_rows(m, s, rows: np.ndarray, values: np.ndarray) -> None:
+    """Write ``values[thread, k]`` (unsigned, at most 64 bits) into register ``rows[k]``
+    (:meth:`KernelProgram.register_rows`) of each thread of ``s``, zero-extended."""
+    if isinstance(s.ix, slice):
+        m.R[rows, s.ix] = values.T
+    else:
+        m.R[rows[:, None], s.ix] = values.T
 
 
 def _ld_checked(fn, rows: np.ndarray, ins):

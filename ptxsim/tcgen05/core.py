@@ -26,6 +26,7 @@ Tensor Memory).  Placement: lowest free block aligned to its size (a simulator c
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -45,6 +46,8 @@ TMEM_FILL = 0x7FBADBAD
 ALLOC_COLUMNS = (32, 64, 128, 256, 512)
 SECTION_ALLOC = "9.7.16.7.1"
 U32, B32, U64 = TYPES["u32"], TYPES["b32"], TYPES["u64"]
+
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
 
 
 def split_taddr(taddr) -> tuple[np.ndarray, np.ndarray]:
@@ -84,6 +87,9 @@ class TensorCore:
     def __init__(self, m) -> None:
         self.m = m
         self.tmem = np.full((m.ncta, LANES, COLUMNS), TMEM_FILL, dtype=np.uint32)
+        #: ``tmem`` as one row (a view): a flat index per cell (:meth:`cell_index`) gathers and
+        #: scatters several times faster than a (cta, lane, column) triple of index arrays
+        self.tmem_flat = self.tmem.reshape(-1)
         self.allocs: list[dict[int, int]] = [dict() for _ in range(m.ncta)]   # start column -> ncols
         self.last_ncols: list[int | None] = [None] * m.ncta
         self.relinquished = np.zeros(m.ncta, dtype=bool)
@@ -138,22 +144,33 @@ class TensorCore:
 
     def require_cells(self, cta, lanes, cols, what: str) -> None:
         """Raise unless every (cta, lane, column) is inside Tensor Memory and allocated."""
-        cta, lanes, cols = np.broadcast_arrays(np.asarray(cta), np.asarray(lanes), np.asarray(cols))
-        if lanes.size == 0:
+        cta, lanes, cols = np.asarray(cta), np.asarray(lanes), np.asarray(cols)
+        if math.prod(np.broadcast_shapes(cta.shape, lanes.shape, cols.shape)) == 0:
             return
-        col_lo, col_hi = int(cols.min()), int(cols.max())
-        if lanes.min() < 0 or lanes.max() >= LANES or col_lo < 0 or col_hi >= COLUMNS:
+        # every entry of each array takes part in the broadcast cells (none is empty): their
+        # extremes, and the first CTA, are read from the arrays themselves (no broadcast copies)
+        col_lo, col_hi = int(_MIN(cols, axis=None)), int(_MAX(cols, axis=None))
+        lane_lo, lane_hi = int(_MIN(lanes, axis=None)), int(_MAX(lanes, axis=None))
+        if lane_lo < 0 or lane_hi >= LANES or col_lo < 0 or col_hi >= COLUMNS:
             raise SpecError("9.7.16.1", "Tensor Memory shape", f"{what}: cells expect lanes < {LANES} and columns < "
-                            f"{COLUMNS}, but got lanes {int(lanes.min())}..{int(lanes.max())}, columns "
+                            f"{COLUMNS}, but got lanes {lane_lo}..{lane_hi}, columns "
                             f"{col_lo}..{col_hi}")
         c0 = int(cta.flat[0])
-        if (cta == c0).all() and self.column_mask()[c0, col_lo:col_hi + 1].all():
+        if int(_MIN(cta, axis=None)) == c0 == int(_MAX(cta, axis=None)) and \
+                self.column_mask()[c0, col_lo:col_hi + 1].all():
             return                  # one CTA, and its whole column span is allocated
+        cta, lanes, cols = np.broadcast_arrays(cta, lanes, cols)
         ok = self.column_mask()[cta, cols]
         if not ok.all():
             k = np.unravel_index(int(np.flatnonzero(~ok.ravel())[0]), ok.shape)
             c = int(cta[k])
             raise SimError(f"{what}: Tensor Memory column {int(cols[k])} of CTA {c} is not allocated")
+
+    @staticmethod
+    def cell_index(cta, lanes, cols) -> np.ndarray:
+        """Index into :attr:`tmem_flat` of the cells (cta, lane, column), broadcast together; the
+        cells must be inside Tensor Memory (:meth:`require_cells` first)."""
+        return (np.asarray(cta) * LANES + lanes) * COLUMNS + cols
 
     def require_allocated(self, cta: int, col0: int, ncols: int, what: str) -> None:
         """Raise unless columns [col0, col0 + ncols) of ``cta`` are allocated."""

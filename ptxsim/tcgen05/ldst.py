@@ -24,7 +24,7 @@ import numpy as np
 
 from ptxsim.errors import SimError
 from ptxsim.isa.control import require_full_warps
-from ptxsim.ptx.compiler import register_names
+from ptxsim.ptx.compiler import read_rows, register_names, write_rows
 from ptxsim.ptx.parser import Imm
 from ptxsim.ptx.registry import Unsupported, opcode
 from ptxsim.ptx.syntax import Vec
@@ -111,21 +111,37 @@ class WarpAccess:
             for st, n in zip(self.starts.tolist(), self.sizes.tolist(), strict=True):
                 w = m.faults.apply(hook, fmap.copy(), warp=int(self.warp[st]), cta=int(self.cta[st]), **ctx)
                 per[st:st + n] = np.asarray(w, dtype=np.int64)[self.tid[st:st + n]]
-        else:
-            key = ("fragment_rows", id(fmap))
-            got = self.memo.get(key)
-            if got is None or got[0] is not fmap:
-                got = self.memo[key] = (fmap, fmap[self.tid])
-            per = got[1]
-        lanes = self.lane0[:, None] + per[..., 0]
-        cols = self.col0[:, None] + per[..., 1]
+            lanes = self.lane0[:, None] + per[..., 0]
+            cols = self.col0[:, None] + per[..., 1]
+            self._check_quarters(lanes)
+            return lanes, cols
+        key = ("fragment_rows", id(fmap))
+        got = self.memo.get(key)
+        if got is None or got[0] is not fmap:
+            per = fmap[self.tid]
+            lane_off = np.ascontiguousarray(per[..., 0])
+            if lane_off.size:          # each row's lowest and highest lane offset: the quarter check below
+                span = (lane_off.min(axis=1), lane_off.max(axis=1))
+            else:
+                span = None
+            got = self.memo[key] = (fmap, lane_off, np.ascontiguousarray(per[..., 1]), span)
+        _, lane_off, col_off, span = got
+        lanes = self.lane0[:, None] + lane_off
+        cols = self.col0[:, None] + col_off
+        # every lane of a row in its warp's quarter iff its lowest and highest are (// is monotonic)
+        if span is not None and (((self.lane0 + span[0]) // 32 != self.warp)
+                                 | ((self.lane0 + span[1]) // 32 != self.warp)).any():
+            self._check_quarters(lanes)
+        return lanes, cols
+
+    def _check_quarters(self, lanes: np.ndarray) -> None:
+        """Raise unless every row's lanes lie in the quarter of its warp (§9.7.16.8.1)."""
         quarter = lanes // 32
         if lanes.size and (quarter != self.warp[:, None]).any():
             j, e = np.unravel_index(int(np.flatnonzero(quarter != self.warp[:, None])[0]), lanes.shape)
             raise SpecError(SECTION_ACCESS, "Access restrictions", expects_but_got(
                 f"{self.what}: lane of warp {int(self.warp[j])} of its warpgroup",
                 f"lanes {32 * int(self.warp[j])}-{32 * int(self.warp[j]) + 31}", int(lanes[j, e])))
-        return lanes, cols
 
 
 def _single(op):
@@ -159,6 +175,7 @@ def compile_ld(ins, q, k):
         raise Unsupported(f"expects {fixed} or {fixed + 1} operands, but got {len(ops)}")
     half = _half_split(ins, shape, fixed)
     dests = [k.writer(r, U32) for r in k.vector(ops[0], nregs)]
+    dest_rows = k.register_rows(k.vector(ops[0], nregs), U32)      # all at once when plain registers
     w_red = k.writer(_single(ops[1]), U32) if red else None
     _, taddr = k.address(ops[fixed - 1])
     fmap = _spec(lambda: fragment_array(shape, num, pack=pack, half_split=half, op="ld"))
@@ -173,11 +190,14 @@ def compile_ld(ins, q, k):
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.ld")
         if m.hz is not None:
             m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.ld", write=False)
-        values = tc.tmem[acc.cta[:, None], lanes, cols]
+        values = tc.tmem_flat[tc.cell_index(acc.cta[:, None], lanes, cols)]
         if pack:
             values = (values[:, 0::2] & np.uint32(0xFFFF)) | ((values[:, 1::2] & np.uint32(0xFFFF)) << np.uint32(16))
-        for i, write in enumerate(dests):
-            write(m, s, values[:, i])
+        if dest_rows is not None:
+            write_rows(m, s, dest_rows, values)
+        else:
+            for i, write in enumerate(dests):
+                write(m, s, values[:, i])
         if red:
             redval = np.array([reduce_lane(row, op, dtype, abs_=abs_, nan=nan) for row in values], dtype=np.uint32)
             w_red(m, s, redval)
@@ -200,6 +220,7 @@ def compile_st(ins, q, k):
     half = _half_split(ins, shape, 1) if len(ops) == 3 else _half_split(ins, shape, 2)
     _, taddr = k.address(ops[0])
     srcs = [k.reader(r, U32) for r in k.vector(ops[-1], nregs)]
+    src_rows = k.register_rows(k.vector(ops[-1], nregs), U32)       # all at once when plain registers
     fmap = _spec(lambda: fragment_array(shape, num, pack=unpack, half_split=half, op="st"))
     ctx = dict(shape=shape, num=num, unpack=unpack, instr=ins.text)
     index = k.index_of[id(ins)]
@@ -207,9 +228,12 @@ def compile_st(ins, q, k):
     def run(m, s):
         tc = tensor_core(m)
         acc = WarpAccess(m, s, taddr(m, s), "tcgen05.st")
-        regs = np.empty((s.n, nregs), dtype=np.uint32)
-        for i, r in enumerate(srcs):
-            regs[:, i] = r(m, s)              # a scalar register (an immediate) fills its column
+        if src_rows is not None:
+            regs = read_rows(m, s, src_rows, U32)
+        else:
+            regs = np.empty((s.n, nregs), dtype=np.uint32)
+            for i, r in enumerate(srcs):
+                regs[:, i] = r(m, s)              # a scalar register (an immediate) fills its column
         if unpack:
             halves = np.empty((s.n, 2 * nregs), dtype=np.uint32)
             halves[:, 0::2] = (regs & np.uint32(0xFFFF)) | np.uint32(UNPACK_UPPER_HALF << 16)
