@@ -26,7 +26,6 @@ Tensor Memory).  Placement: lowest free block aligned to its size (a simulator c
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -145,7 +144,7 @@ class TensorCore:
     def require_cells(self, cta, lanes, cols, what: str) -> None:
         """Raise unless every (cta, lane, column) is inside Tensor Memory and allocated."""
         cta, lanes, cols = np.asarray(cta), np.asarray(lanes), np.asarray(cols)
-        if math.prod(np.broadcast_shapes(cta.shape, lanes.shape, cols.shape)) == 0:
+        if np.broadcast(cta, lanes, cols).size == 0:
             return
         # every entry of each array takes part in the broadcast cells (none is empty): their
         # extremes, and the first CTA, are read from the arrays themselves (no broadcast copies)
@@ -156,9 +155,11 @@ class TensorCore:
                             f"{COLUMNS}, but got lanes {lane_lo}..{lane_hi}, columns "
                             f"{col_lo}..{col_hi}")
         c0 = int(cta.flat[0])
-        if int(_MIN(cta, axis=None)) == c0 == int(_MAX(cta, axis=None)) and \
-                self.column_mask()[c0, col_lo:col_hi + 1].all():
-            return                  # one CTA, and its whole column span is allocated
+        if int(_MIN(cta, axis=None)) == c0 == int(_MAX(cta, axis=None)):
+            if self.column_mask()[c0, col_lo:col_hi + 1].all():
+                return              # one CTA, and its whole column span is allocated
+        elif self.column_mask()[:, col_lo:col_hi + 1].all(axis=1)[cta].all():
+            return                  # every CTA named has the whole column span allocated
         cta, lanes, cols = np.broadcast_arrays(cta, lanes, cols)
         ok = self.column_mask()[cta, cols]
         if not ok.all():
@@ -234,7 +235,8 @@ class TensorCore:
 
     def _write(self, batch: PendingStores, where, vals) -> None:
         kept = np.uint32(batch.kept)
-        self.tmem[where] = (self.tmem[where] & kept) | vals if kept else vals
+        cells = self.cell_index(*where)                # checked at issue (require_cells)
+        self.tmem_flat[cells] = (self.tmem_flat[cells] & kept) | vals if kept else vals
 
     def wait_stores(self, threads) -> None:
         """Apply, in issue order, the queued stores owned by ``threads`` (§9.7.16.8.4 wait::st).

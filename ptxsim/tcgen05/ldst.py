@@ -81,6 +81,20 @@ def _spec(fn):
         raise Unsupported(str(exc)) from None
 
 
+class FragmentOffsets:
+    """A fragment map ``(32, E, 2)`` (:func:`fragment_array`) split for the cell arithmetic of every
+    execution: lane and column offsets ``[thread of the warp, entry]`` (contiguous), and each
+    thread's lowest and highest lane offset (the quarter check of :meth:`WarpAccess.cells`).
+    Derived from the map alone, once per compiled instruction."""
+
+    def __init__(self, fmap: np.ndarray) -> None:
+        self.lane = np.ascontiguousarray(fmap[..., 0])
+        self.col = np.ascontiguousarray(fmap[..., 1])
+        empty = self.lane.shape[1] == 0
+        self.lane_lo = np.zeros(WARP, dtype=np.int64) if empty else self.lane.min(axis=1)
+        self.lane_hi = np.zeros(WARP, dtype=np.int64) if empty else self.lane.max(axis=1)
+
+
 class WarpAccess:
     """Per-execution geometry of a warp-collective access: one row per selected thread."""
 
@@ -104,8 +118,10 @@ class WarpAccess:
         self.memo = s.memo
         self.what = what
 
-    def cells(self, m, fmap: np.ndarray, hook: str, ctx: dict) -> tuple[np.ndarray, np.ndarray]:
-        """(lanes, columns) ``[thread, entry]`` for the per-thread map (faults applied per warp)."""
+    def cells(self, m, fmap: np.ndarray, offsets: FragmentOffsets, hook: str,
+              ctx: dict) -> tuple[np.ndarray, np.ndarray]:
+        """(lanes, columns) ``[thread, entry]`` for the per-thread map (faults applied per warp);
+        ``offsets``: the map's :class:`FragmentOffsets`."""
         if m.faults.active(hook):
             per = np.empty((self.tid.size,) + fmap.shape[1:], dtype=np.int64)
             for st, n in zip(self.starts.tolist(), self.sizes.tolist(), strict=True):
@@ -115,22 +131,18 @@ class WarpAccess:
             cols = self.col0[:, None] + per[..., 1]
             self._check_quarters(lanes)
             return lanes, cols
-        key = ("fragment_rows", id(fmap))
+        key = ("fragment_rows", id(offsets))
         got = self.memo.get(key)
-        if got is None or got[0] is not fmap:
-            per = fmap[self.tid]
-            lane_off = np.ascontiguousarray(per[..., 0])
-            if lane_off.size:          # each row's lowest and highest lane offset: the quarter check below
-                span = (lane_off.min(axis=1), lane_off.max(axis=1))
-            else:
-                span = None
-            got = self.memo[key] = (fmap, lane_off, np.ascontiguousarray(per[..., 1]), span)
-        _, lane_off, col_off, span = got
+        if got is None or got[0] is not offsets:
+            tid = self.tid
+            got = self.memo[key] = (offsets, offsets.lane[tid], offsets.col[tid],
+                                    offsets.lane_lo[tid], offsets.lane_hi[tid])
+        _, lane_off, col_off, lane_lo, lane_hi = got
         lanes = self.lane0[:, None] + lane_off
         cols = self.col0[:, None] + col_off
         # every lane of a row in its warp's quarter iff its lowest and highest are (// is monotonic)
-        if span is not None and (((self.lane0 + span[0]) // 32 != self.warp)
-                                 | ((self.lane0 + span[1]) // 32 != self.warp)).any():
+        if lane_off.size and (((self.lane0 + lane_lo) // 32 != self.warp)
+                              | ((self.lane0 + lane_hi) // 32 != self.warp)).any():
             self._check_quarters(lanes)
         return lanes, cols
 
@@ -179,6 +191,7 @@ def compile_ld(ins, q, k):
     w_red = k.writer(_single(ops[1]), U32) if red else None
     _, taddr = k.address(ops[fixed - 1])
     fmap = _spec(lambda: fragment_array(shape, num, pack=pack, half_split=half, op="ld"))
+    offsets = FragmentOffsets(fmap)
     ctx = dict(shape=shape, num=num, pack=pack, instr=ins.text)
     rows = k.ld_rows_of(register_names(ops[:2] if red else ops[:1]))     # hazard rule wait-ld
     index = k.index_of[id(ins)]
@@ -186,7 +199,7 @@ def compile_ld(ins, q, k):
     def run(m, s):
         tc = tensor_core(m)
         acc = WarpAccess(m, s, taddr(m, s), "tcgen05.ld")
-        lanes, cols = acc.cells(m, fmap, "tmem_ld_map", ctx)
+        lanes, cols = acc.cells(m, fmap, offsets, "tmem_ld_map", ctx)
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.ld")
         if m.hz is not None:
             m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.ld", write=False)
@@ -222,6 +235,7 @@ def compile_st(ins, q, k):
     srcs = [k.reader(r, U32) for r in k.vector(ops[-1], nregs)]
     src_rows = k.register_rows(k.vector(ops[-1], nregs), U32)       # all at once when plain registers
     fmap = _spec(lambda: fragment_array(shape, num, pack=unpack, half_split=half, op="st"))
+    offsets = FragmentOffsets(fmap)
     ctx = dict(shape=shape, num=num, unpack=unpack, instr=ins.text)
     index = k.index_of[id(ins)]
 
@@ -239,7 +253,7 @@ def compile_st(ins, q, k):
             halves[:, 0::2] = (regs & np.uint32(0xFFFF)) | np.uint32(UNPACK_UPPER_HALF << 16)
             halves[:, 1::2] = (regs >> np.uint32(16)) | np.uint32(UNPACK_UPPER_HALF << 16)
             regs = halves
-        lanes, cols = acc.cells(m, fmap, "tmem_st_map", ctx)
+        lanes, cols = acc.cells(m, fmap, offsets, "tmem_st_map", ctx)
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.st")
         if m.hz is not None:
             m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.st", write=True)
