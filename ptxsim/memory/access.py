@@ -66,6 +66,7 @@ def compile_ld(ins, q, k):
     addr = state_address(k, ops[1], space)
     step = t.bits // 8
     what = f"ld.{space}"
+    typed = None if t.kind in "bu" else t.dtype       # loads give t.udtype elements (t.from_u64 without its copy)
 
     def run(m, s):
         base = np.array(addr(m, s))        # a copy: a destination may be the address register
@@ -73,7 +74,7 @@ def compile_ld(ins, q, k):
             check_alignment(base, n * step, what)
         for i, w in enumerate(writers):
             raw = m.load(space, s, base + np.uint64(i * step) if i else base, t.bits, what)
-            w(m, s, t.from_u64(raw))
+            w(m, s, raw if typed is None else raw.view(typed))     # a new array of t's raw bits
     return run
 
 

@@ -140,9 +140,10 @@ class WarpAccess:
         _, lane_off, col_off, lane_lo, lane_hi = got
         lanes = self.lane0[:, None] + lane_off
         cols = self.col0[:, None] + col_off
-        # every lane of a row in its warp's quarter iff its lowest and highest are (// is monotonic)
-        if lane_off.size and (((self.lane0 + lane_lo) // 32 != self.warp)
-                              | ((self.lane0 + lane_hi) // 32 != self.warp)).any():
+        # every lane of a row in its warp's quarter iff its lowest and highest are (floor division
+        # by 32 is monotonic; ``>> 5`` is that division for int64, several times faster than ``//``)
+        if lane_off.size and (((self.lane0 + lane_lo) >> 5 != self.warp)
+                              | ((self.lane0 + lane_hi) >> 5 != self.warp)).any():
             self._check_quarters(lanes)
         return lanes, cols
 
