@@ -13,7 +13,7 @@ class _WarpCells:
     quarter ``q_w`` and column span ``lo..hi``, expanded to one entry per (warp, column of its
     span): ``cc``, ``qq``, ``kk``, ``rd`` (the warp's first thread) and ``rep`` (the warp's position)."""
 
-    def __init__(self, m, s, cta, lanes, cols) -> None:
+    def __init__(self, m, s, cta, lanes, cols, col_rows=None) -> None:
         self.lanes, self.cols = lanes, cols
         nw = s.n // 32                                   # tcgen05.ld/st: whole warps (checked at issue)
         self.cta = np.asarray(cta).reshape(-1)
@@ -21,8 +21,11 @@ class _WarpCells:
         self.warps = m.warp_of[s.idx[starts]]
         self.cta_w = self.cta[starts]
         self.q_w = lanes[starts, 0] // 32
-        c3 = cols.reshape(nw, -1)
-        self.lo, self.hi = c3.min(axis=1), c3.max(axis=1)
+        if col_rows is None:
+            c3 = cols.reshape(nw, -1)
+            self.lo, self.hi = c3.min(axis=1), c3.max(axis=1)
+        else:                       # each row's (lowest, highest) column: a warp's span is theirs over its 32 rows
+            self.lo, self.hi = col_rows[0].reshape(nw, 32).min(axis=1), col_rows[1].reshape(nw, 32).max(axis=1)
         width = self.hi - self.lo + 1
         self.rep = rep = np.repeat(np.arange(nw), width)
         self.kk = np.arange(rep.size) - np.repeat(np.cumsum(width) - width, width) + self.lo[rep]

@@ -116,20 +116,21 @@ class TmemRules:
                      f"{what} accesses Tensor Memory cells another warp wrote with tcgen05.st, with no "
                      "synchronization between them")
 
-    def _warp_cells(self, s, cta, lanes, cols) -> _WarpCells:
+    def _warp_cells(self, s, cta, lanes, cols, col_rows=None) -> _WarpCells:
         """The per-warp geometry of a tcgen05.ld/st by the full warps of ``s`` (cached for the
         instruction's after_ld/after_st, which get the same ``cols``)."""
         got = self._cells_memo
         if got is not None and got.cols is cols:
             return got
-        got = self._cells_memo = _WarpCells(self.m, s, cta, lanes, cols)
+        got = self._cells_memo = _WarpCells(self.m, s, cta, lanes, cols, col_rows)
         return got
 
-    def tmem_access(self, s, cta, lanes, cols, ins, what: str, write: bool) -> None:
+    def tmem_access(self, s, cta, lanes, cols, ins, what: str, write: bool, col_rows=None) -> None:
         """A tcgen05.ld (``write`` False) or tcgen05.st by the warps of ``s``: ``cta`` per row,
-        ``lanes``/``cols`` ``[row, entry]``."""
+        ``lanes``/``cols`` ``[row, entry]``; ``col_rows``: each row's lowest and highest column,
+        when the caller knows them (else they are reduced from ``cols``)."""
         m = self.m
-        wc = self._warp_cells(s, cta, lanes, cols)
+        wc = self._warp_cells(s, cta, lanes, cols, col_rows)
         cc, qq, kk, rd = wc.cc, wc.qq, wc.kk, wc.rd
         # pending tcgen05.st (not waited for)
         same = False        # the warp's own pending tcgen05.st on these columns (a st -> st write-after-write?)

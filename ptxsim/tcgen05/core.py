@@ -141,15 +141,19 @@ class TensorCore:
             self._mask = np.stack([self.allocated(c) for c in range(self.m.ncta)])
         return self._mask
 
-    def require_cells(self, cta, lanes, cols, what: str) -> None:
-        """Raise unless every (cta, lane, column) is inside Tensor Memory and allocated."""
+    def require_cells(self, cta, lanes, cols, what: str, bounds: tuple[int, int, int, int] | None = None) -> None:
+        """Raise unless every (cta, lane, column) is inside Tensor Memory and allocated; ``bounds``:
+        the lowest and highest lane and column of the cells when the caller knows them already."""
         cta, lanes, cols = np.asarray(cta), np.asarray(lanes), np.asarray(cols)
         if np.broadcast(cta, lanes, cols).size == 0:
             return
         # every entry of each array takes part in the broadcast cells (none is empty): their
         # extremes, and the first CTA, are read from the arrays themselves (no broadcast copies)
-        col_lo, col_hi = int(_MIN(cols, axis=None)), int(_MAX(cols, axis=None))
-        lane_lo, lane_hi = int(_MIN(lanes, axis=None)), int(_MAX(lanes, axis=None))
+        if bounds is not None:
+            lane_lo, lane_hi, col_lo, col_hi = bounds
+        else:
+            col_lo, col_hi = int(_MIN(cols, axis=None)), int(_MAX(cols, axis=None))
+            lane_lo, lane_hi = int(_MIN(lanes, axis=None)), int(_MAX(lanes, axis=None))
         if lane_lo < 0 or lane_hi >= LANES or col_lo < 0 or col_hi >= COLUMNS:
             raise SpecError("9.7.16.1", "Tensor Memory shape", f"{what}: cells expect lanes < {LANES} and columns < "
                             f"{COLUMNS}, but got lanes {lane_lo}..{lane_hi}, columns "

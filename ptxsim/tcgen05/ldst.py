@@ -41,6 +41,7 @@ from reference.tmem_fragments import (
 )
 
 WARP = 32
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
 SECTION_ACCESS = "9.7.16.8.1"
 
 
@@ -93,6 +94,8 @@ class FragmentOffsets:
         empty = self.lane.shape[1] == 0
         self.lane_lo = np.zeros(WARP, dtype=np.int64) if empty else self.lane.min(axis=1)
         self.lane_hi = np.zeros(WARP, dtype=np.int64) if empty else self.lane.max(axis=1)
+        self.col_lo = np.zeros(WARP, dtype=np.int64) if empty else self.col.min(axis=1)
+        self.col_hi = np.zeros(WARP, dtype=np.int64) if empty else self.col.max(axis=1)
 
 
 class WarpAccess:
@@ -117,6 +120,11 @@ class WarpAccess:
         self.cta, self.tid, self.warp = rows          # warp of the warpgroup: §9.7.16.8.1
         self.memo = s.memo
         self.what = what
+        #: after :meth:`cells` from a fragment map without faults: ``(lowest lane, highest lane,
+        #: lowest column, highest column)`` of all cells (``TensorCore.require_cells``' bounds) and
+        #: each row's ``(lowest, highest)`` column (the hazard checker's per-warp spans); else None
+        self.bounds: tuple[int, int, int, int] | None = None
+        self.col_rows: tuple[np.ndarray, np.ndarray] | None = None
 
     def cells(self, m, fmap: np.ndarray, offsets: FragmentOffsets, hook: str,
               ctx: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -135,16 +143,23 @@ class WarpAccess:
         got = self.memo.get(key)
         if got is None or got[0] is not offsets:
             tid = self.tid
-            got = self.memo[key] = (offsets, offsets.lane[tid], offsets.col[tid],
-                                    offsets.lane_lo[tid], offsets.lane_hi[tid])
-        _, lane_off, col_off, lane_lo, lane_hi = got
+            got = self.memo[key] = (offsets, offsets.lane[tid], offsets.col[tid], offsets.lane_lo[tid],
+                                    offsets.lane_hi[tid], offsets.col_lo[tid], offsets.col_hi[tid])
+        _, lane_off, col_off, lane_lo, lane_hi, col_lo, col_hi = got
         lanes = self.lane0[:, None] + lane_off
         cols = self.col0[:, None] + col_off
+        if not lane_off.size:
+            return lanes, cols
+        # each row's extremes (a row's base plus its offsets' extremes): the checks read these
+        # instead of reducing the [thread, entry] arrays
+        row_lane_lo, row_lane_hi = self.lane0 + lane_lo, self.lane0 + lane_hi
         # every lane of a row in its warp's quarter iff its lowest and highest are (floor division
         # by 32 is monotonic; ``>> 5`` is that division for int64, several times faster than ``//``)
-        if lane_off.size and (((self.lane0 + lane_lo) >> 5 != self.warp)
-                              | ((self.lane0 + lane_hi) >> 5 != self.warp)).any():
+        if ((row_lane_lo >> 5 != self.warp) | (row_lane_hi >> 5 != self.warp)).any():
             self._check_quarters(lanes)
+        self.col_rows = (self.col0 + col_lo, self.col0 + col_hi)
+        self.bounds = (int(_MIN(row_lane_lo)), int(_MAX(row_lane_hi)),
+                       int(_MIN(self.col_rows[0])), int(_MAX(self.col_rows[1])))
         return lanes, cols
 
     def _check_quarters(self, lanes: np.ndarray) -> None:
@@ -201,9 +216,9 @@ def compile_ld(ins, q, k):
         tc = tensor_core(m)
         acc = WarpAccess(m, s, taddr(m, s), "tcgen05.ld")
         lanes, cols = acc.cells(m, fmap, offsets, "tmem_ld_map", ctx)
-        tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.ld")
+        tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.ld", bounds=acc.bounds)
         if m.hz is not None:
-            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.ld", write=False)
+            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.ld", write=False, col_rows=acc.col_rows)
         values = tc.tmem_flat[tc.cell_index(acc.cta[:, None], lanes, cols)]
         if pack:
             values = (values[:, 0::2] & np.uint32(0xFFFF)) | ((values[:, 1::2] & np.uint32(0xFFFF)) << np.uint32(16))
@@ -255,9 +270,9 @@ def compile_st(ins, q, k):
             halves[:, 1::2] = (regs >> np.uint32(16)) | np.uint32(UNPACK_UPPER_HALF << 16)
             regs = halves
         lanes, cols = acc.cells(m, fmap, offsets, "tmem_st_map", ctx)
-        tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.st")
+        tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.st", bounds=acc.bounds)
         if m.hz is not None:
-            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.st", write=True)
+            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.st", write=True, col_rows=acc.col_rows)
             m.hz.after_st(s, acc.cta, lanes, cols, index)
         tc.issue_stores(np.repeat(s.idx[acc.starts], acc.sizes), acc.cta[:, None], lanes, cols, regs,
                         unpack_kept_bits() if unpack else 0)         # spec question Q-UNPACK-UPPER
