@@ -31,6 +31,7 @@ from typing import Callable
 
 import numpy as np
 
+from ptxsim.engine.lookup import member_of
 from ptxsim.engine.machine import Sel, cluster_address
 from ptxsim.errors import Deadlock, SimError
 from ptxsim.isa.control import require_full_warps
@@ -250,7 +251,7 @@ class TensorCore:
         threads = np.asarray(threads)
         keep = []
         for batch in self.stores:
-            mine = batch.pending & np.isin(batch.key, threads)
+            mine = batch.pending & member_of(batch.key, threads, self.m.T)
             if mine.all():
                 self._write(batch, (batch.cta, batch.lanes, batch.cols), batch.vals)
                 continue
