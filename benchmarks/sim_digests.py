@@ -9,6 +9,11 @@ case: the case ID, sha256 of its output words and status words (shape, dtype and
 of the launch's report (the crash, timeout or hazard error's type and text, or the skip reason) or
 ``-`` when there is none.  Run it before and after a change and ``diff`` the outputs: they must be
 identical (byte-identical outputs, status words, hazard reports and SimErrors).
+
+``--deletions N`` then adds up to N launches (evenly spread over every kernel's synchronization
+sites, ``generators.ptx.sync_sites``) of a kernel's first batch with one synchronization step
+deleted, as the hazard score deletes them: lines ``<case ID>~<site key>``, whose reports are mostly
+the hazard checker's (the normal cases report nothing).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.execute import FAMILIES, select_cases  # noqa: E402
 from conformance.harness import execute_batch as EB  # noqa: E402
 from conformance.harness.device_sim import SimBackend  # noqa: E402
+from generators.ptx.sync_sites import delete_site, sync_sites  # noqa: E402
 
 
 def words_digest(*arrays) -> str:
@@ -44,21 +50,41 @@ def report_digest(run) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def digests(xcases, batch: int):
-    """``(case ID, words digest, report digest)`` per case, in launch order."""
-    svc = EB.ExecutionService(None, SimBackend())
+def _groups(svc, xcases) -> dict[tuple[str, str], list]:
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for xc in xcases:
         target = svc.target_for(xc.case)
         if target is not None:
             groups[(xc.case.kernel.name, target)].append(xc)
-    for (_, target), members in groups.items():
+    return groups
+
+
+def _lines(runs, part, suffix: str = ""):
+    for xc in part:
+        run = runs[xc.case_id]
+        yield xc.case_id + suffix, words_digest(run.outputs, run.status), report_digest(run)
+
+
+def digests(xcases, batch: int):
+    """``(case ID, words digest, report digest)`` per case, in launch order."""
+    svc = EB.ExecutionService(None, SimBackend())
+    for (_, target), members in _groups(svc, xcases).items():
         for i in range(0, len(members), batch):
             part = members[i:i + batch]
-            runs = svc.launch(part, target)
-            for xc in part:
-                run = runs[xc.case_id]
-                yield xc.case_id, words_digest(run.outputs, run.status), report_digest(run)
+            yield from _lines(svc.launch(part, target), part)
+
+
+def deletion_digests(xcases, batch: int, limit: int):
+    """The lines of up to ``limit`` launches with one synchronization site deleted (module doc)."""
+    svc = EB.ExecutionService(None, SimBackend())
+    todo = []
+    for (name, target), members in _groups(svc, xcases).items():
+        ptx = svc.source_unedited(members[0].case, target)[0]
+        todo.extend((name, target, members[:batch], site.key) for site in sync_sites(ptx))
+    step = max(len(todo) / limit, 1.0) if limit else 1.0
+    for name, target, part, key in [todo[int(i * step)] for i in range(min(limit or len(todo), len(todo)))]:
+        with EB.edit_sources({name: lambda ptx, key=key: delete_site(ptx, key)}):
+            yield from _lines(svc.launch(part, target), part, f"~{key}")
 
 
 def main(argv=None) -> int:
@@ -66,9 +92,15 @@ def main(argv=None) -> int:
     ap.add_argument("--level", default="default", choices=("smoke", "default", "exhaustive"))
     ap.add_argument("--limit", type=int, default=0, help="evenly spread sample of at most N cases (0: all)")
     ap.add_argument("--batch", type=int, default=64, help="cases per launch (the harness's sim batch)")
+    ap.add_argument("--deletions", type=int, default=0,
+                    help="also up to N launches with one synchronization site deleted (0: none)")
     args = ap.parse_args(argv)
-    for case_id, words, report in digests(select_cases(args.level, FAMILIES, args.limit), args.batch):
-        print(case_id, words, report, flush=False)
+    xcases = select_cases(args.level, FAMILIES, args.limit)
+    for case_id, words, report in digests(xcases, args.batch):
+        print(case_id, words, report)
+    if args.deletions:
+        for case_id, words, report in deletion_digests(xcases, args.batch, args.deletions):
+            print(case_id, words, report)
     return 0
 
 

@@ -7,6 +7,8 @@ import numpy as np
 
 from ptxsim.hazards.common import PIPELINED
 
+QUARTERS, COLUMNS = 4, 512      # the Tensor Memory shadow's shape per CTA (TmemRules._init_tmem)
+
 
 class _WarpCells:
     """Where a tcgen05.ld/st by full warps goes, per warp (§9.7.16.8.1): CTA ``cta_w``, lane
@@ -32,6 +34,10 @@ class _WarpCells:
         self.cc = self.cta_w[rep]
         self.qq = self.q_w[rep]
         self.rd = (s.idx[starts] - m.lane_of[s.idx[starts]])[rep]
+        #: (cc, qq, kk) and (cc, kk) as indices into the raveled shadow arrays ``[cta, quarter,
+        #: column]`` and ``[cta, column]``: one index array gathers several times faster than three
+        self.flat = (self.cc * QUARTERS + self.qq) * COLUMNS + self.kk
+        self.flat_columns = self.cc * COLUMNS + self.kk
 
     def exact(self):
         """(cta, quarter, column, warp) of the columns the warps touch exactly: a warp's first row
