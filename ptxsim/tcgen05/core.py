@@ -70,7 +70,8 @@ class PendingStores:
     """The Tensor Memory writes of one ``tcgen05.st`` execution, one row per selected thread:
     ``key`` is the thread that owns the row's store (its warp's first thread, the one whose
     ``wait::st`` applies it), ``cta``/``lanes``/``cols``/``vals`` the cells and values
-    (``[row, entry]``), ``pending`` the rows not yet applied."""
+    (``[row, entry]``), ``pending`` the rows not yet applied; ``cells``: the cells' index into
+    ``TensorCore.tmem_flat`` when the issue knew it (else computed when applied)."""
 
     key: np.ndarray
     cta: np.ndarray
@@ -79,6 +80,7 @@ class PendingStores:
     vals: np.ndarray
     pending: np.ndarray
     kept: int = 0                  # bits of each cell the store leaves as they were (.unpack::16b, Q-UNPACK-UPPER)
+    cells: np.ndarray | None = None
 
 
 class TensorCore:
@@ -230,17 +232,19 @@ class TensorCore:
             p.effect()
             hz.end_effect(p.hz, thread)
 
-    def issue_stores(self, key: np.ndarray, cta, lanes, cols, vals, kept: int = 0) -> None:
+    def issue_stores(self, key: np.ndarray, cta, lanes, cols, vals, kept: int = 0, cells=None) -> None:
         """Queue the cells of one ``tcgen05.st`` (rows owned by the threads ``key``, see
-        :class:`PendingStores`); they are written at the owners' ``tcgen05.wait::st``."""
+        :class:`PendingStores`); they are written at the owners' ``tcgen05.wait::st``. ``cells``:
+        their :meth:`cell_index`, when the caller has it."""
         self.m.epoch += 1
         rows = np.broadcast_to(np.asarray(key), (np.shape(lanes)[0],))
         self.stores.append(PendingStores(rows, np.broadcast_to(cta, np.shape(lanes)), lanes, cols, vals,
-                                         np.ones(rows.shape, dtype=bool), kept))
+                                         np.ones(rows.shape, dtype=bool), kept, cells))
 
-    def _write(self, batch: PendingStores, where, vals) -> None:
+    def _write(self, batch: PendingStores, where, vals, cells=None) -> None:
         kept = np.uint32(batch.kept)
-        cells = self.cell_index(*where)                # checked at issue (require_cells)
+        if cells is None:
+            cells = self.cell_index(*where)            # checked at issue (require_cells)
         self.tmem_flat[cells] = (self.tmem_flat[cells] & kept) | vals if kept else vals
 
     def wait_stores(self, threads) -> None:
@@ -253,10 +257,11 @@ class TensorCore:
         for batch in self.stores:
             mine = batch.pending & member_of(batch.key, threads, self.m.T)
             if mine.all():
-                self._write(batch, (batch.cta, batch.lanes, batch.cols), batch.vals)
+                self._write(batch, (batch.cta, batch.lanes, batch.cols), batch.vals, batch.cells)
                 continue
             if mine.any():
-                self._write(batch, (batch.cta[mine], batch.lanes[mine], batch.cols[mine]), batch.vals[mine])
+                self._write(batch, (batch.cta[mine], batch.lanes[mine], batch.cols[mine]), batch.vals[mine],
+                            None if batch.cells is None else batch.cells[mine])
                 batch.pending = batch.pending & ~mine
             keep.append(batch)
         self.stores = keep

@@ -28,7 +28,7 @@ from ptxsim.ptx.compiler import read_rows, register_names, write_rows
 from ptxsim.ptx.parser import Imm
 from ptxsim.ptx.registry import Unsupported, opcode
 from ptxsim.ptx.syntax import Vec
-from ptxsim.tcgen05.core import U32, sync_aligned, tensor_core
+from ptxsim.tcgen05.core import COLUMNS, LANES, U32, sync_aligned, tensor_core
 from reference.errors import SpecError, expects_but_got
 from reference.tables import LDST_NUMS, LDST_SHAPES, ldst_registers
 from reference.tmem_fragments import (
@@ -96,6 +96,7 @@ class FragmentOffsets:
         self.lane_hi = np.zeros(WARP, dtype=np.int64) if empty else self.lane.max(axis=1)
         self.col_lo = np.zeros(WARP, dtype=np.int64) if empty else self.col.min(axis=1)
         self.col_hi = np.zeros(WARP, dtype=np.int64) if empty else self.col.max(axis=1)
+        self.cell = self.lane * COLUMNS + self.col         # a cell's offset in TensorCore.tmem_flat
 
 
 class WarpAccess:
@@ -122,9 +123,11 @@ class WarpAccess:
         self.what = what
         #: after :meth:`cells` from a fragment map without faults: ``(lowest lane, highest lane,
         #: lowest column, highest column)`` of all cells (``TensorCore.require_cells``' bounds) and
-        #: each row's ``(lowest, highest)`` column (the hazard checker's per-warp spans); else None
+        #: each row's ``(lowest, highest)`` column (the hazard checker's per-warp spans), and the
+        #: cells' index into ``TensorCore.tmem_flat`` (its ``cell_index``); else None
         self.bounds: tuple[int, int, int, int] | None = None
         self.col_rows: tuple[np.ndarray, np.ndarray] | None = None
+        self.flat: np.ndarray | None = None
 
     def cells(self, m, fmap: np.ndarray, offsets: FragmentOffsets, hook: str,
               ctx: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -144,8 +147,8 @@ class WarpAccess:
         if got is None or got[0] is not offsets:
             tid = self.tid
             got = self.memo[key] = (offsets, offsets.lane[tid], offsets.col[tid], offsets.lane_lo[tid],
-                                    offsets.lane_hi[tid], offsets.col_lo[tid], offsets.col_hi[tid])
-        _, lane_off, col_off, lane_lo, lane_hi, col_lo, col_hi = got
+                                    offsets.lane_hi[tid], offsets.col_lo[tid], offsets.col_hi[tid], offsets.cell[tid])
+        _, lane_off, col_off, lane_lo, lane_hi, col_lo, col_hi, cell_off = got
         lanes = self.lane0[:, None] + lane_off
         cols = self.col0[:, None] + col_off
         if not lane_off.size:
@@ -158,6 +161,8 @@ class WarpAccess:
         if ((row_lane_lo >> 5 != self.warp) | (row_lane_hi >> 5 != self.warp)).any():
             self._check_quarters(lanes)
         self.col_rows = (self.col0 + col_lo, self.col0 + col_hi)
+        # TensorCore.cell_index: ((cta * LANES + lane0 + lane offset) * COLUMNS + col0 + column offset)
+        self.flat = ((self.cta * LANES + self.lane0) * COLUMNS + self.col0)[:, None] + cell_off
         self.bounds = (int(_MIN(row_lane_lo)), int(_MAX(row_lane_hi)),
                        int(_MIN(self.col_rows[0])), int(_MAX(self.col_rows[1])))
         return lanes, cols
@@ -219,7 +224,7 @@ def compile_ld(ins, q, k):
         tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.ld", bounds=acc.bounds)
         if m.hz is not None:
             m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.ld", write=False, col_rows=acc.col_rows)
-        values = tc.tmem_flat[tc.cell_index(acc.cta[:, None], lanes, cols)]
+        values = tc.tmem_flat[tc.cell_index(acc.cta[:, None], lanes, cols) if acc.flat is None else acc.flat]
         if pack:
             values = (values[:, 0::2] & np.uint32(0xFFFF)) | ((values[:, 1::2] & np.uint32(0xFFFF)) << np.uint32(16))
         if dest_rows is not None:
@@ -275,5 +280,5 @@ def compile_st(ins, q, k):
             m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.st", write=True, col_rows=acc.col_rows)
             m.hz.after_st(s, acc.cta, lanes, cols, index)
         tc.issue_stores(np.repeat(s.idx[acc.starts], acc.sizes), acc.cta[:, None], lanes, cols, regs,
-                        unpack_kept_bits() if unpack else 0)         # spec question Q-UNPACK-UPPER
+                        unpack_kept_bits() if unpack else 0, acc.flat)         # spec question Q-UNPACK-UPPER
     return run
