@@ -30,14 +30,22 @@ from ptxsim.memory.global_memory import (
 )
 
 WARP = 32
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
 SMEM_FILL = 0xA5          # shared memory starts as this byte (hardware: stale data), never zero
 
 
 def per_thread(values: np.ndarray, n: int) -> np.ndarray:
     """``values`` as one entry per selected thread: itself when it has that shape already, else a
     read-only broadcast view (a scalar register or immediate). ``np.broadcast_to`` costs more than
-    the memory accesses it fed (a tenth of a launch of small kernels)."""
-    return values if values.shape == (n,) else np.broadcast_to(values, (n,))
+    the memory accesses it fed (a tenth of a launch of small kernels); a scalar is spread into a
+    new array instead (several times cheaper than the view)."""
+    if values.shape == (n,):
+        return values
+    if values.ndim == 0:
+        out = np.empty(n, dtype=values.dtype)
+        out[...] = values
+        return out
+    return np.broadcast_to(values, (n,))
 
 
 class Sel:
@@ -55,9 +63,10 @@ class Sel:
 
     def narrow(self, mask: np.ndarray) -> Sel | None:
         """The threads where ``mask`` (one bool per selected thread) is true; None if none."""
-        if mask.all():
+        taken = np.count_nonzero(mask)           # one pass instead of .all() and .any()
+        if taken == mask.size:
             return self
-        if not mask.any():
+        if not taken:
             return None
         idx = self.idx[mask]
         return Sel(idx, idx)
@@ -275,7 +284,7 @@ class Machine:
         a = per_thread(np.asarray(addrs, dtype=np.uint64), s.n)
         tag, off = split_cluster_address(a)
         cta = per_thread(self.cta_of[s.ix], s.n)
-        if tag.any():
+        if tag.size and int(_MAX(tag)):          # tags are >= 0: some is nonzero iff the largest is
             if not cluster:
                 raise MemoryFault(f"{what}: .shared::cta access with a .shared::cluster address of another CTA "
                                   f"(0x{int(a[np.flatnonzero(tag)[0]]):x})")
@@ -284,8 +293,8 @@ class Machine:
                                   f"{int(tag.max()) - 1}, but the cluster has {self.cluster_size} CTAs")
             cta = np.where(tag > 0, self.cluster_first_cta(s.ix) + tag - 1, cta)
         off = off - SHARED_BASE
-        bad = (off < 0) | (off + nbytes > self.smem_bytes)
-        if bad.any():
+        if off.size and (int(_MIN(off)) < 0 or int(_MAX(off)) + nbytes > self.smem_bytes):
+            bad = (off < 0) | (off + nbytes > self.smem_bytes)
             k = int(np.flatnonzero(bad)[0])
             raise MemoryFault(f"{what} of {nbytes} bytes at shared address 0x{int(a[k]):x}, outside the "
                               f"CTA's {self.smem_bytes} bytes of shared memory at 0x{SHARED_BASE:x}")

@@ -117,7 +117,7 @@ class AllocRules:
             self._report(rule, SEC_ALLOC, _instr(m, int(self.t_index[cta, q_[0], col + k_[0]])), ins,
                          f"CTA {cta}", f"{what} of columns a tcgen05.st has not completed writing "
                          "(no tcgen05.wait::st)")
-        for q_ in range(4):
+        for q_ in range(4) if self.ld_records else ():          # (no pending tcgen05.ld: nothing to check)
             try:
                 self._pending_lds(cc, np.full(ncols, q_), kk, ins, what)
             except HazardError as exc:

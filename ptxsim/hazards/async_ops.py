@@ -118,8 +118,8 @@ class AsyncRules:
                 self._war(thread, cta, *col_ranges[0], ins, what)
             for lo, hi in col_ranges:
                 self._reads_columns(thread, cta, lo, hi, ins, what)
-                cc = np.full(hi - lo, cta)
                 if self.ld_records:
+                    cc = np.full(hi - lo, cta)
                     for q_ in range(4):
                         self._pending_lds(cc, np.full(hi - lo, q_), np.arange(lo, hi), ins, what)
 
@@ -139,7 +139,8 @@ class AsyncRules:
             self.after_alloc(thread, cta, lo, hi, ins, what)
         self._queued_by_others(thread, cta, lo, hi, ins, what)
         iss = self.t_iss[cta, :, lo:hi]
-        other = (self.t_kind[cta, :, lo:hi] == 2) & (iss > 0) & (iss - 1 != thread)
+        kinds = self.t_kind[cta, :, lo:hi]          # a view (st below reads it too)
+        other = (kinds == 2) & (iss > 0) & (iss - 1 != thread)
         if other.any():
             q_, k_ = np.nonzero(other)
             self._completed_async(thread, cta, q_, lo + k_, ins, what)
@@ -150,7 +151,6 @@ class AsyncRules:
             self._report("wait-st", SEC_PIPE, first, ins, _threads(m, [thread]),
                          f"{what} accesses Tensor Memory cells written by a tcgen05.st before that warp's "
                          "tcgen05.wait::st")
-        kinds = self.t_kind[cta, :, lo:hi]
         st = kinds == 1
         if st.any():
             q_, k_ = np.nonzero(st)

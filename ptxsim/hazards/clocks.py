@@ -25,8 +25,9 @@ class Clocks:
         self.width = self.D + -(-self.D // 32)
         self.vc = np.zeros((m.T, self.width), dtype=np.int32)
         self.vc[np.arange(m.T), self.lt] = 1
-        self.vt = np.zeros_like(self.vc)          # what tcgen05.fence::after_thread_sync made visible
-        self.vt_pending = np.zeros_like(self.vc)  # acquired, waiting for an after_thread_sync
+        # np.zeros, not np.zeros_like: the allocator's zeroed pages instead of writing every zero
+        self.vt = np.zeros(self.vc.shape, dtype=self.vc.dtype)          # what tcgen05.fence::after_thread_sync made visible
+        self.vt_pending = np.zeros(self.vc.shape, dtype=self.vc.dtype)  # acquired, waiting for an after_thread_sync
         self.tfence = np.zeros(m.T, dtype=np.int32)   # epoch covered by the last before_thread_sync
         self.fresh = np.zeros(m.T, dtype=bool)        # acquired something since the last after_thread_sync
 

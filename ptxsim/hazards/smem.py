@@ -54,7 +54,8 @@ class SmemRules:
         flat = np.asarray(flat, dtype=np.int64).reshape(s.n, -1)
         first = flat >> 4
         last = (flat + nbytes - 1) >> 4
-        t = np.broadcast_to(s.idx.reshape(-1, 1), first.shape).ravel()
+        # each thread's number once per access of it (read only: no copy for one access per thread)
+        t = s.idx if first.shape[1] == 1 else np.repeat(s.idx, first.shape[1])
         g = first.ravel()
         if (last != first).any():
             g = np.concatenate([g, last.ravel()])

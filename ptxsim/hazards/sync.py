@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptxsim.engine.lookup import member_of
 from ptxsim.hazards.common import SEC_MBAR_INIT, _index, _instr, _threads
 
 
@@ -140,7 +141,7 @@ class SyncRules:
             return
         of = (self.m.cluster_of if by_cluster else self.m.cta_of)
         ctas = np.atleast_1d(np.asarray(ctas))
-        idx = waiting[st[2][of[waiting]] & np.isin(of[waiting], ctas)]
+        idx = waiting[st[2][of[waiting]] & member_of(of[waiting], ctas, st[2].size)]
         if idx.size:             # bar.sync and barrier.cluster.wait always acquire
             self.clocks.acquire_groups(idx, of[idx], st[0], st[1], self.acquire_orders)
         st[0][ctas] = 0

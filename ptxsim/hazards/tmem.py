@@ -116,25 +116,26 @@ class TmemRules:
                      f"{what} accesses Tensor Memory cells another warp wrote with tcgen05.st, with no "
                      "synchronization between them")
 
-    def _warp_cells(self, s, cta, lanes, cols) -> _WarpCells:
+    def _warp_cells(self, s, cta, lanes, cols, col_rows=None) -> _WarpCells:
         """The per-warp geometry of a tcgen05.ld/st by the full warps of ``s`` (cached for the
         instruction's after_ld/after_st, which get the same ``cols``)."""
         got = self._cells_memo
         if got is not None and got.cols is cols:
             return got
-        got = self._cells_memo = _WarpCells(self.m, s, cta, lanes, cols)
+        got = self._cells_memo = _WarpCells(self.m, s, cta, lanes, cols, col_rows)
         return got
 
-    def tmem_access(self, s, cta, lanes, cols, ins, what: str, write: bool) -> None:
+    def tmem_access(self, s, cta, lanes, cols, ins, what: str, write: bool, col_rows=None) -> None:
         """A tcgen05.ld (``write`` False) or tcgen05.st by the warps of ``s``: ``cta`` per row,
-        ``lanes``/``cols`` ``[row, entry]``."""
+        ``lanes``/``cols`` ``[row, entry]``; ``col_rows``: each row's lowest and highest column,
+        when the caller knows them (else they are reduced from ``cols``)."""
         m = self.m
-        wc = self._warp_cells(s, cta, lanes, cols)
-        cc, qq, kk, rd = wc.cc, wc.qq, wc.kk, wc.rd
+        wc = self._warp_cells(s, cta, lanes, cols, col_rows)
+        cc, qq, kk, rd, f = wc.cc, wc.qq, wc.kk, wc.rd, wc.flat
         # pending tcgen05.st (not waited for)
         same = False        # the warp's own pending tcgen05.st on these columns (a st -> st write-after-write?)
         if self.any_st_pending:
-            pend = self.t_st_pending[cc, qq, kk]
+            pend = self.t_st_pending.reshape(-1)[f]
             if write:       # st -> st of one warp: compared cell by cell below (_st_over_pending_st)
                 mine = pend == m.warp_of[rd] + 1
                 same = bool(mine.any())
@@ -149,27 +150,29 @@ class TmemRules:
         if self.any_pfreed:
             self._after_peer_dealloc(cc, kk, ins, what)
         if self.any_alloc:
-            a = self.a_thread[cc, kk]
+            fa = wc.flat_columns
+            a = self.a_thread.reshape(-1)[fa]
             other = (a > 0) & (m.warp_of[np.maximum(a - 1, 0)] != m.warp_of[rd])
             if other.any():
-                self._issue_order(rd[other], a[other] - 1, self.a_ep[cc, kk][other], self.a_index[cc, kk][other], ins,
-                                  what, "tcgen05.alloc of its columns")
+                self._issue_order(rd[other], a[other] - 1, self.a_ep.reshape(-1)[fa][other],
+                                  self.a_index.reshape(-1)[fa][other], ins, what, "tcgen05.alloc of its columns")
         if write:
             if same and self.st_records:
                 self._st_over_pending_st(wc, ins)
             if self.ld_records:
                 self._pending_lds(cc, qq, kk, ins, what)
             self.overwrites_async_reads(rd, cc, kk, ins, what, None)
-        kinds = self.t_kind[cc, qq, kk]
+        kinds = self.t_kind.reshape(-1)[f]
         done = kinds > 0
         if done.any():
             reader = rd[done]
-            wr = self.t_writer[cc, qq, kk][done] - 1
+            fd = f[done]
+            wr = self.t_writer.reshape(-1)[fd] - 1
             same_warp = (m.warp_of[wr] == m.warp_of[reader]) & (kinds[done] == 1)
             keep = ~same_warp
             if keep.any():
-                self._order(reader[keep], wr[keep], self.t_stamp[cc, qq, kk][done][keep], kinds[done][keep], "tmem-race",
-                            self.t_index[cc, qq, kk][done][keep], ins, what)
+                self._order(reader[keep], wr[keep], self.t_stamp.reshape(-1)[fd][keep], kinds[done][keep], "tmem-race",
+                            self.t_index.reshape(-1)[fd][keep], ins, what)
 
     def _st_over_pending_st(self, wc: _WarpCells, ins) -> None:
         """A tcgen05.st writes cells an earlier tcgen05.st wrote that its warp has not waited for:
@@ -201,9 +204,9 @@ class TmemRules:
     def after_ld(self, s, cta, lanes, cols, index: int) -> None:
         wc = self._warp_cells(s, cta, lanes, cols)
         self.ld_records.append((wc.warps, wc.cta_w, wc.q_w, wc.lo, wc.hi, index))
-        self.t_rd[wc.cc, wc.qq, wc.kk] = wc.rd + 1
-        self.t_rd_ep[wc.cc, wc.qq, wc.kk] = self.clocks.own[wc.rd]
-        self.t_rd_index[wc.cc, wc.qq, wc.kk] = index
+        self.t_rd.reshape(-1)[wc.flat] = wc.rd + 1
+        self.t_rd_ep.reshape(-1)[wc.flat] = self.clocks.own[wc.rd]
+        self.t_rd_index.reshape(-1)[wc.flat] = index
         self.any_rd = True
 
     def after_st(self, s, cta, lanes, cols, index: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ptxsim.engine.lookup import member_of
 from ptxsim.errors import SimError, Trap
 from ptxsim.ptx.parser import Name, Pair
 from ptxsim.ptx.registry import ORDERING, Block, Branch, Exit, IndirectBranch, Unsupported, opcode
@@ -122,7 +123,7 @@ class BarrierState:
         need = np.where(exp > 0, exp, m.live_per_cta[ctas])
         done = ctas[have >= need]
         if done.size:
-            in_done = np.isin(m.cta_of, done)
+            in_done = member_of(m.cta_of, done, m.ncta)
             if m.hz is not None:
                 m.hz.bar_complete(b, done, np.flatnonzero(in_done & (self.waiting == b + 1)))
             self.arrived[b, in_done] = False
@@ -194,9 +195,9 @@ class ClusterBarrier:
         done = clusters[(have >= live) & (have > 0)]
         if done.size:
             if m.hz is not None:
-                m.hz.bar_complete(NBARRIERS, done, np.flatnonzero(self.arrived & np.isin(m.cluster_of, done)),
+                m.hz.bar_complete(NBARRIERS, done, np.flatnonzero(self.arrived & member_of(m.cluster_of, done, nclusters)),
                                   by_cluster=True)
-            self.arrived[np.isin(m.cluster_of, done)] = False
+            self.arrived[member_of(m.cluster_of, done, nclusters)] = False
             self.phase[done] += 1
 
     def ready(self, m, s) -> np.ndarray:

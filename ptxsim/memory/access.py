@@ -66,14 +66,15 @@ def compile_ld(ins, q, k):
     addr = state_address(k, ops[1], space)
     step = t.bits // 8
     what = f"ld.{space}"
+    typed = None if t.kind in "bu" else t.dtype       # loads give t.udtype elements (t.from_u64 without its copy)
 
     def run(m, s):
         base = np.array(addr(m, s))        # a copy: a destination may be the address register
-        if n > 1:
-            check_alignment(np.broadcast_to(base, (s.n,)), n * step, what)
+        if n > 1:                          # the whole vector aligned (each thread's address: no broadcast needed)
+            check_alignment(base, n * step, what)
         for i, w in enumerate(writers):
             raw = m.load(space, s, base + np.uint64(i * step) if i else base, t.bits, what)
-            w(m, s, t.from_u64(raw))
+            w(m, s, raw if typed is None else raw.view(typed))     # a new array of t's raw bits
     return run
 
 
@@ -93,8 +94,8 @@ def compile_st(ins, q, k):
     def run(m, s):
         base = addr(m, s)
         values = [t.to_bits(r(m, s)) for r in readers]       # read every source first
-        if n > 1:
-            check_alignment(np.broadcast_to(base, (s.n,)), n * step, what)
+        if n > 1:                          # the whole vector aligned (each thread's address: no broadcast needed)
+            check_alignment(base, n * step, what)
         for i, v in enumerate(values):
             m.store(space, s, base + np.uint64(i * step) if i else base, v, t.bits, what)
     return run

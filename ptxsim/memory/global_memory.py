@@ -42,11 +42,16 @@ def _first_bad(addrs: np.ndarray, bad: np.ndarray) -> str:
     return f"0x{int(np.asarray(addrs).reshape(-1)[k]):x}"
 
 
+_OR, _MIN, _MAX = np.bitwise_or.reduce, np.minimum.reduce, np.maximum.reduce
+
+
 def check_alignment(addrs, nbytes: int, what: str) -> None:
     """Natural alignment of an access of ``nbytes`` (vectors: the whole vector, PTX §6.4)."""
     if nbytes > 1:
-        low = np.asarray(addrs, dtype=np.uint64) & np.uint64(nbytes - 1)
-        if low.any():
+        a = np.asarray(addrs, dtype=np.uint64)
+        # one reduction: some address has a low bit set iff their bitwise OR has (no temporaries)
+        if int(_OR(a, axis=None)) & (nbytes - 1):
+            low = a & np.uint64(nbytes - 1)
             raise MemoryFault(f"{what} of {nbytes} bytes at misaligned address {_first_bad(addrs, low != 0)}")
 
 
@@ -137,9 +142,11 @@ class GlobalMemory:
 
     def offsets(self, addrs, nbytes: int, what: str) -> np.ndarray:
         addrs = np.asarray(addrs, dtype=np.uint64)
-        off = addrs.astype(np.int64) - GLOBAL_BASE
-        if off.size and self._one_allocation(int(off.min()), int(off.max()) + nbytes):
-            return off
+        # the span [lowest, highest + nbytes) of the addresses as unsigned numbers: inside one live
+        # allocation, every access is (a negative or wrapped offset falls outside any, as below)
+        if addrs.size and self._one_allocation(int(_MIN(addrs, axis=None)) - GLOBAL_BASE,
+                                               int(_MAX(addrs, axis=None)) - GLOBAL_BASE + nbytes):
+            return addrs.astype(np.int64) - GLOBAL_BASE
         ok = self.valid(addrs, nbytes)
         if not ok.all():
             raise MemoryFault(f"{what} of {nbytes} bytes at {_first_bad(addrs, ~ok)}, outside any global allocation")

@@ -278,8 +278,11 @@ class KernelProgram:
             i, _ = self.regs[text]
             if t.bits == 64 and t.kind in "bu":
                 return lambda m, s: m.R[i, s.ix]
-            conv = t.from_u64
-            return lambda m, s: conv(m.R[i, s.ix])
+            udt = t.udtype                         # t.from_u64 inlined (the row is an array already)
+            if t.kind in "bu":
+                return lambda m, s: m.R[i, s.ix].astype(udt)
+            dt = t.dtype
+            return lambda m, s: m.R[i, s.ix].astype(udt).view(dt)
         if text in PREDICATE_SPECIAL_REGISTERS:
             if t.kind != "pred":
                 raise Unsupported(f"{text} is a .pred special register, read here as .{t.name}")
@@ -317,9 +320,26 @@ class KernelProgram:
                 m.R[i, s.ix] = t.to_u64(v, 64) & mask
             return write_narrow
 
-        def write(m, s, v):
-            m.R[i, s.ix] = t.to_u64(v, bits)
-        return write
+        return _register_write(i, t, bits)
+
+    def register_rows(self, ops, t: PtxType) -> np.ndarray | None:
+        """Rows of ``R`` of the operands ``ops`` when they are distinct registers, each at least
+        ``t.bits`` wide, of a ``.b``/``.u`` type ``t``: reading or writing them all at once (one
+        index for many registers, :func:`read_rows`/:func:`write_rows`) is then what their
+        :meth:`reader`/:meth:`writer` one by one do. None otherwise."""
+        if t.kind not in "bu":
+            return None
+        rows = []
+        for op in ops:
+            if not isinstance(op, Name) or op.offset or op.text not in self.regs:
+                return None
+            i, rt = self.regs[op.text]
+            if rt.bits < t.bits:
+                return None
+            rows.append(i)
+        if len(set(rows)) != len(rows):
+            return None
+        return np.array(rows, dtype=np.intp)
 
     def pred_reader(self, op):
         if isinstance(op, Name) and op.text in PREDICATE_SPECIAL_REGISTERS:
@@ -404,6 +424,43 @@ def _ld_destinations(instrs, regs) -> tuple[str, ...]:
             dests = ins.operands[:2] if ".red." in ins.opcode else ins.operands[:1]
             names.extend(n for n in register_names(dests) if n in regs and n not in names)
     return tuple(names)
+
+
+def _register_write(i: int, t: PtxType, bits: int):
+    """``write(machine, sel, values)`` of values of type ``t`` into register row ``i`` of width
+    ``bits`` >= ``t.bits``: ``t.to_u64(values, bits)`` stored, without its final conversion to
+    uint64 (the row's assignment widens the unsigned bits exactly as that conversion does)."""
+    dt, udt = t.dtype, t.udtype
+    if t.kind in "bu":
+        def write(m, s, v):
+            m.R[i, s.ix] = np.asarray(v, dtype=dt)
+    elif t.kind == "s" and bits > t.bits:                 # sign-extended to the register's width
+        sdt, wdt = np.dtype(f"int{bits}"), np.dtype(f"uint{bits}")
+
+        def write(m, s, v):
+            m.R[i, s.ix] = np.asarray(v, dtype=dt).astype(sdt).view(wdt)
+    else:
+        def write(m, s, v):
+            m.R[i, s.ix] = np.asarray(v, dtype=dt).view(udt)
+    return write
+
+
+def read_rows(m, s, rows: np.ndarray, t: PtxType) -> np.ndarray:
+    """``[thread, k]``: register ``rows[k]`` (:meth:`KernelProgram.register_rows`) of each thread
+    of ``s`` as type ``t`` (its low bits, as the reader of each register gives them)."""
+    if isinstance(s.ix, slice):
+        return m.R[rows, s.ix].T.astype(t.udtype, order="C")
+    return m.R[rows[:, None], s.ix].T.astype(t.udtype, order="C")
+
+
+def write_rows(m, s, rows: np.ndarray, values: np.ndarray) -> None:
+    """Write ``values[thread, k]`` (unsigned, at most 64 bits) into register ``rows[k]``
+    (:meth:`KernelProgram.register_rows`) of each thread of ``s``, zero-extended."""
+    by_row = np.ascontiguousarray(values.T)           # a contiguous source scatters twice as fast
+    if isinstance(s.ix, slice):
+        m.R[rows, s.ix] = by_row
+    else:
+        m.R[rows[:, None], s.ix] = by_row
 
 
 def _ld_checked(fn, rows: np.ndarray, ins):

@@ -9,6 +9,7 @@ width (sign-extended for signed types, as ``ld.s8``/``cvt.s32.s8`` require, zero
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import ml_dtypes
 import numpy as np
@@ -25,12 +26,12 @@ class PtxType:
     kind: str
     bits: int
 
-    @property
+    @cached_property
     def udtype(self) -> type:
         """Unsigned numpy type of the same width (the raw bits)."""
         return _UNSIGNED[self.bits]
 
-    @property
+    @cached_property
     def dtype(self):
         """Numpy type the values are computed in."""
         if self.kind == "s":

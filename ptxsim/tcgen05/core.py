@@ -31,6 +31,7 @@ from typing import Callable
 
 import numpy as np
 
+from ptxsim.engine.lookup import member_of
 from ptxsim.engine.machine import Sel, cluster_address
 from ptxsim.errors import Deadlock, SimError
 from ptxsim.isa.control import require_full_warps
@@ -45,6 +46,8 @@ TMEM_FILL = 0x7FBADBAD
 ALLOC_COLUMNS = (32, 64, 128, 256, 512)
 SECTION_ALLOC = "9.7.16.7.1"
 U32, B32, U64 = TYPES["u32"], TYPES["b32"], TYPES["u64"]
+
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
 
 
 def split_taddr(taddr) -> tuple[np.ndarray, np.ndarray]:
@@ -67,7 +70,8 @@ class PendingStores:
     """The Tensor Memory writes of one ``tcgen05.st`` execution, one row per selected thread:
     ``key`` is the thread that owns the row's store (its warp's first thread, the one whose
     ``wait::st`` applies it), ``cta``/``lanes``/``cols``/``vals`` the cells and values
-    (``[row, entry]``), ``pending`` the rows not yet applied."""
+    (``[row, entry]``), ``pending`` the rows not yet applied; ``cells``: the cells' index into
+    ``TensorCore.tmem_flat`` when the issue knew it (else computed when applied)."""
 
     key: np.ndarray
     cta: np.ndarray
@@ -76,6 +80,7 @@ class PendingStores:
     vals: np.ndarray
     pending: np.ndarray
     kept: int = 0                  # bits of each cell the store leaves as they were (.unpack::16b, Q-UNPACK-UPPER)
+    cells: np.ndarray | None = None
 
 
 class TensorCore:
@@ -84,6 +89,9 @@ class TensorCore:
     def __init__(self, m) -> None:
         self.m = m
         self.tmem = np.full((m.ncta, LANES, COLUMNS), TMEM_FILL, dtype=np.uint32)
+        #: ``tmem`` as one row (a view): a flat index per cell (:meth:`cell_index`) gathers and
+        #: scatters several times faster than a (cta, lane, column) triple of index arrays
+        self.tmem_flat = self.tmem.reshape(-1)
         self.allocs: list[dict[int, int]] = [dict() for _ in range(m.ncta)]   # start column -> ncols
         self.last_ncols: list[int | None] = [None] * m.ncta
         self.relinquished = np.zeros(m.ncta, dtype=bool)
@@ -136,24 +144,41 @@ class TensorCore:
             self._mask = np.stack([self.allocated(c) for c in range(self.m.ncta)])
         return self._mask
 
-    def require_cells(self, cta, lanes, cols, what: str) -> None:
-        """Raise unless every (cta, lane, column) is inside Tensor Memory and allocated."""
-        cta, lanes, cols = np.broadcast_arrays(np.asarray(cta), np.asarray(lanes), np.asarray(cols))
-        if lanes.size == 0:
+    def require_cells(self, cta, lanes, cols, what: str, bounds: tuple[int, int, int, int] | None = None) -> None:
+        """Raise unless every (cta, lane, column) is inside Tensor Memory and allocated; ``bounds``:
+        the lowest and highest lane and column of the cells when the caller knows them already."""
+        cta, lanes, cols = np.asarray(cta), np.asarray(lanes), np.asarray(cols)
+        if np.broadcast(cta, lanes, cols).size == 0:
             return
-        col_lo, col_hi = int(cols.min()), int(cols.max())
-        if lanes.min() < 0 or lanes.max() >= LANES or col_lo < 0 or col_hi >= COLUMNS:
+        # every entry of each array takes part in the broadcast cells (none is empty): their
+        # extremes, and the first CTA, are read from the arrays themselves (no broadcast copies)
+        if bounds is not None:
+            lane_lo, lane_hi, col_lo, col_hi = bounds
+        else:
+            col_lo, col_hi = int(_MIN(cols, axis=None)), int(_MAX(cols, axis=None))
+            lane_lo, lane_hi = int(_MIN(lanes, axis=None)), int(_MAX(lanes, axis=None))
+        if lane_lo < 0 or lane_hi >= LANES or col_lo < 0 or col_hi >= COLUMNS:
             raise SpecError("9.7.16.1", "Tensor Memory shape", f"{what}: cells expect lanes < {LANES} and columns < "
-                            f"{COLUMNS}, but got lanes {int(lanes.min())}..{int(lanes.max())}, columns "
+                            f"{COLUMNS}, but got lanes {lane_lo}..{lane_hi}, columns "
                             f"{col_lo}..{col_hi}")
         c0 = int(cta.flat[0])
-        if (cta == c0).all() and self.column_mask()[c0, col_lo:col_hi + 1].all():
-            return                  # one CTA, and its whole column span is allocated
+        if int(_MIN(cta, axis=None)) == c0 == int(_MAX(cta, axis=None)):
+            if self.column_mask()[c0, col_lo:col_hi + 1].all():
+                return              # one CTA, and its whole column span is allocated
+        elif self.column_mask()[:, col_lo:col_hi + 1].all(axis=1)[cta].all():
+            return                  # every CTA named has the whole column span allocated
+        cta, lanes, cols = np.broadcast_arrays(cta, lanes, cols)
         ok = self.column_mask()[cta, cols]
         if not ok.all():
             k = np.unravel_index(int(np.flatnonzero(~ok.ravel())[0]), ok.shape)
             c = int(cta[k])
             raise SimError(f"{what}: Tensor Memory column {int(cols[k])} of CTA {c} is not allocated")
+
+    @staticmethod
+    def cell_index(cta, lanes, cols) -> np.ndarray:
+        """Index into :attr:`tmem_flat` of the cells (cta, lane, column), broadcast together; the
+        cells must be inside Tensor Memory (:meth:`require_cells` first)."""
+        return (np.asarray(cta) * LANES + lanes) * COLUMNS + cols
 
     def require_allocated(self, cta: int, col0: int, ncols: int, what: str) -> None:
         """Raise unless columns [col0, col0 + ncols) of ``cta`` are allocated."""
@@ -207,17 +232,20 @@ class TensorCore:
             p.effect()
             hz.end_effect(p.hz, thread)
 
-    def issue_stores(self, key: np.ndarray, cta, lanes, cols, vals, kept: int = 0) -> None:
+    def issue_stores(self, key: np.ndarray, cta, lanes, cols, vals, kept: int = 0, cells=None) -> None:
         """Queue the cells of one ``tcgen05.st`` (rows owned by the threads ``key``, see
-        :class:`PendingStores`); they are written at the owners' ``tcgen05.wait::st``."""
+        :class:`PendingStores`); they are written at the owners' ``tcgen05.wait::st``. ``cells``:
+        their :meth:`cell_index`, when the caller has it."""
         self.m.epoch += 1
         rows = np.broadcast_to(np.asarray(key), (np.shape(lanes)[0],))
         self.stores.append(PendingStores(rows, np.broadcast_to(cta, np.shape(lanes)), lanes, cols, vals,
-                                         np.ones(rows.shape, dtype=bool), kept))
+                                         np.ones(rows.shape, dtype=bool), kept, cells))
 
-    def _write(self, batch: PendingStores, where, vals) -> None:
+    def _write(self, batch: PendingStores, where, vals, cells=None) -> None:
         kept = np.uint32(batch.kept)
-        self.tmem[where] = (self.tmem[where] & kept) | vals if kept else vals
+        if cells is None:
+            cells = self.cell_index(*where)            # checked at issue (require_cells)
+        self.tmem_flat[cells] = (self.tmem_flat[cells] & kept) | vals if kept else vals
 
     def wait_stores(self, threads) -> None:
         """Apply, in issue order, the queued stores owned by ``threads`` (§9.7.16.8.4 wait::st).
@@ -227,12 +255,13 @@ class TensorCore:
         threads = np.asarray(threads)
         keep = []
         for batch in self.stores:
-            mine = batch.pending & np.isin(batch.key, threads)
+            mine = batch.pending & member_of(batch.key, threads, self.m.T)
             if mine.all():
-                self._write(batch, (batch.cta, batch.lanes, batch.cols), batch.vals)
+                self._write(batch, (batch.cta, batch.lanes, batch.cols), batch.vals, batch.cells)
                 continue
             if mine.any():
-                self._write(batch, (batch.cta[mine], batch.lanes[mine], batch.cols[mine]), batch.vals[mine])
+                self._write(batch, (batch.cta[mine], batch.lanes[mine], batch.cols[mine]), batch.vals[mine],
+                            None if batch.cells is None else batch.cells[mine])
                 batch.pending = batch.pending & ~mine
             keep.append(batch)
         self.stores = keep

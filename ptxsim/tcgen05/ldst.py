@@ -24,11 +24,11 @@ import numpy as np
 
 from ptxsim.errors import SimError
 from ptxsim.isa.control import require_full_warps
-from ptxsim.ptx.compiler import register_names
+from ptxsim.ptx.compiler import read_rows, register_names, write_rows
 from ptxsim.ptx.parser import Imm
 from ptxsim.ptx.registry import Unsupported, opcode
 from ptxsim.ptx.syntax import Vec
-from ptxsim.tcgen05.core import U32, sync_aligned, tensor_core
+from ptxsim.tcgen05.core import COLUMNS, LANES, U32, sync_aligned, tensor_core
 from reference.errors import SpecError, expects_but_got
 from reference.tables import LDST_NUMS, LDST_SHAPES, ldst_registers
 from reference.tmem_fragments import (
@@ -41,6 +41,7 @@ from reference.tmem_fragments import (
 )
 
 WARP = 32
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce
 SECTION_ACCESS = "9.7.16.8.1"
 
 
@@ -81,6 +82,23 @@ def _spec(fn):
         raise Unsupported(str(exc)) from None
 
 
+class FragmentOffsets:
+    """A fragment map ``(32, E, 2)`` (:func:`fragment_array`) split for the cell arithmetic of every
+    execution: lane and column offsets ``[thread of the warp, entry]`` (contiguous), and each
+    thread's lowest and highest lane offset (the quarter check of :meth:`WarpAccess.cells`).
+    Derived from the map alone, once per compiled instruction."""
+
+    def __init__(self, fmap: np.ndarray) -> None:
+        self.lane = np.ascontiguousarray(fmap[..., 0])
+        self.col = np.ascontiguousarray(fmap[..., 1])
+        empty = self.lane.shape[1] == 0
+        self.lane_lo = np.zeros(WARP, dtype=np.int64) if empty else self.lane.min(axis=1)
+        self.lane_hi = np.zeros(WARP, dtype=np.int64) if empty else self.lane.max(axis=1)
+        self.col_lo = np.zeros(WARP, dtype=np.int64) if empty else self.col.min(axis=1)
+        self.col_hi = np.zeros(WARP, dtype=np.int64) if empty else self.col.max(axis=1)
+        self.cell = self.lane * COLUMNS + self.col         # a cell's offset in TensorCore.tmem_flat
+
+
 class WarpAccess:
     """Per-execution geometry of a warp-collective access: one row per selected thread."""
 
@@ -103,29 +121,60 @@ class WarpAccess:
         self.cta, self.tid, self.warp = rows          # warp of the warpgroup: §9.7.16.8.1
         self.memo = s.memo
         self.what = what
+        #: after :meth:`cells` from a fragment map without faults: ``(lowest lane, highest lane,
+        #: lowest column, highest column)`` of all cells (``TensorCore.require_cells``' bounds) and
+        #: each row's ``(lowest, highest)`` column (the hazard checker's per-warp spans), and the
+        #: cells' index into ``TensorCore.tmem_flat`` (its ``cell_index``); else None
+        self.bounds: tuple[int, int, int, int] | None = None
+        self.col_rows: tuple[np.ndarray, np.ndarray] | None = None
+        self.flat: np.ndarray | None = None
 
-    def cells(self, m, fmap: np.ndarray, hook: str, ctx: dict) -> tuple[np.ndarray, np.ndarray]:
-        """(lanes, columns) ``[thread, entry]`` for the per-thread map (faults applied per warp)."""
+    def cells(self, m, fmap: np.ndarray, offsets: FragmentOffsets, hook: str,
+              ctx: dict) -> tuple[np.ndarray, np.ndarray]:
+        """(lanes, columns) ``[thread, entry]`` for the per-thread map (faults applied per warp);
+        ``offsets``: the map's :class:`FragmentOffsets`."""
         if m.faults.active(hook):
             per = np.empty((self.tid.size,) + fmap.shape[1:], dtype=np.int64)
             for st, n in zip(self.starts.tolist(), self.sizes.tolist(), strict=True):
                 w = m.faults.apply(hook, fmap.copy(), warp=int(self.warp[st]), cta=int(self.cta[st]), **ctx)
                 per[st:st + n] = np.asarray(w, dtype=np.int64)[self.tid[st:st + n]]
-        else:
-            key = ("fragment_rows", id(fmap))
-            got = self.memo.get(key)
-            if got is None or got[0] is not fmap:
-                got = self.memo[key] = (fmap, fmap[self.tid])
-            per = got[1]
-        lanes = self.lane0[:, None] + per[..., 0]
-        cols = self.col0[:, None] + per[..., 1]
+            lanes = self.lane0[:, None] + per[..., 0]
+            cols = self.col0[:, None] + per[..., 1]
+            self._check_quarters(lanes)
+            return lanes, cols
+        key = ("fragment_rows", id(offsets))
+        got = self.memo.get(key)
+        if got is None or got[0] is not offsets:
+            tid = self.tid
+            got = self.memo[key] = (offsets, offsets.lane[tid], offsets.col[tid], offsets.lane_lo[tid],
+                                    offsets.lane_hi[tid], offsets.col_lo[tid], offsets.col_hi[tid], offsets.cell[tid])
+        _, lane_off, col_off, lane_lo, lane_hi, col_lo, col_hi, cell_off = got
+        lanes = self.lane0[:, None] + lane_off
+        cols = self.col0[:, None] + col_off
+        if not lane_off.size:
+            return lanes, cols
+        # each row's extremes (a row's base plus its offsets' extremes): the checks read these
+        # instead of reducing the [thread, entry] arrays
+        row_lane_lo, row_lane_hi = self.lane0 + lane_lo, self.lane0 + lane_hi
+        # every lane of a row in its warp's quarter iff its lowest and highest are (floor division
+        # by 32 is monotonic; ``>> 5`` is that division for int64, several times faster than ``//``)
+        if ((row_lane_lo >> 5 != self.warp) | (row_lane_hi >> 5 != self.warp)).any():
+            self._check_quarters(lanes)
+        self.col_rows = (self.col0 + col_lo, self.col0 + col_hi)
+        # TensorCore.cell_index: ((cta * LANES + lane0 + lane offset) * COLUMNS + col0 + column offset)
+        self.flat = ((self.cta * LANES + self.lane0) * COLUMNS + self.col0)[:, None] + cell_off
+        self.bounds = (int(_MIN(row_lane_lo)), int(_MAX(row_lane_hi)),
+                       int(_MIN(self.col_rows[0])), int(_MAX(self.col_rows[1])))
+        return lanes, cols
+
+    def _check_quarters(self, lanes: np.ndarray) -> None:
+        """Raise unless every row's lanes lie in the quarter of its warp (§9.7.16.8.1)."""
         quarter = lanes // 32
         if lanes.size and (quarter != self.warp[:, None]).any():
             j, e = np.unravel_index(int(np.flatnonzero(quarter != self.warp[:, None])[0]), lanes.shape)
             raise SpecError(SECTION_ACCESS, "Access restrictions", expects_but_got(
                 f"{self.what}: lane of warp {int(self.warp[j])} of its warpgroup",
                 f"lanes {32 * int(self.warp[j])}-{32 * int(self.warp[j]) + 31}", int(lanes[j, e])))
-        return lanes, cols
 
 
 def _single(op):
@@ -159,9 +208,11 @@ def compile_ld(ins, q, k):
         raise Unsupported(f"expects {fixed} or {fixed + 1} operands, but got {len(ops)}")
     half = _half_split(ins, shape, fixed)
     dests = [k.writer(r, U32) for r in k.vector(ops[0], nregs)]
+    dest_rows = k.register_rows(k.vector(ops[0], nregs), U32)      # all at once when plain registers
     w_red = k.writer(_single(ops[1]), U32) if red else None
     _, taddr = k.address(ops[fixed - 1])
     fmap = _spec(lambda: fragment_array(shape, num, pack=pack, half_split=half, op="ld"))
+    offsets = FragmentOffsets(fmap)
     ctx = dict(shape=shape, num=num, pack=pack, instr=ins.text)
     rows = k.ld_rows_of(register_names(ops[:2] if red else ops[:1]))     # hazard rule wait-ld
     index = k.index_of[id(ins)]
@@ -169,15 +220,18 @@ def compile_ld(ins, q, k):
     def run(m, s):
         tc = tensor_core(m)
         acc = WarpAccess(m, s, taddr(m, s), "tcgen05.ld")
-        lanes, cols = acc.cells(m, fmap, "tmem_ld_map", ctx)
-        tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.ld")
+        lanes, cols = acc.cells(m, fmap, offsets, "tmem_ld_map", ctx)
+        tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.ld", bounds=acc.bounds)
         if m.hz is not None:
-            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.ld", write=False)
-        values = tc.tmem[acc.cta[:, None], lanes, cols]
+            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.ld", write=False, col_rows=acc.col_rows)
+        values = tc.tmem_flat[tc.cell_index(acc.cta[:, None], lanes, cols) if acc.flat is None else acc.flat]
         if pack:
             values = (values[:, 0::2] & np.uint32(0xFFFF)) | ((values[:, 1::2] & np.uint32(0xFFFF)) << np.uint32(16))
-        for i, write in enumerate(dests):
-            write(m, s, values[:, i])
+        if dest_rows is not None:
+            write_rows(m, s, dest_rows, values)
+        else:
+            for i, write in enumerate(dests):
+                write(m, s, values[:, i])
         if red:
             redval = np.array([reduce_lane(row, op, dtype, abs_=abs_, nan=nan) for row in values], dtype=np.uint32)
             w_red(m, s, redval)
@@ -200,26 +254,31 @@ def compile_st(ins, q, k):
     half = _half_split(ins, shape, 1) if len(ops) == 3 else _half_split(ins, shape, 2)
     _, taddr = k.address(ops[0])
     srcs = [k.reader(r, U32) for r in k.vector(ops[-1], nregs)]
+    src_rows = k.register_rows(k.vector(ops[-1], nregs), U32)       # all at once when plain registers
     fmap = _spec(lambda: fragment_array(shape, num, pack=unpack, half_split=half, op="st"))
+    offsets = FragmentOffsets(fmap)
     ctx = dict(shape=shape, num=num, unpack=unpack, instr=ins.text)
     index = k.index_of[id(ins)]
 
     def run(m, s):
         tc = tensor_core(m)
         acc = WarpAccess(m, s, taddr(m, s), "tcgen05.st")
-        regs = np.empty((s.n, nregs), dtype=np.uint32)
-        for i, r in enumerate(srcs):
-            regs[:, i] = r(m, s)              # a scalar register (an immediate) fills its column
+        if src_rows is not None:
+            regs = read_rows(m, s, src_rows, U32)
+        else:
+            regs = np.empty((s.n, nregs), dtype=np.uint32)
+            for i, r in enumerate(srcs):
+                regs[:, i] = r(m, s)              # a scalar register (an immediate) fills its column
         if unpack:
             halves = np.empty((s.n, 2 * nregs), dtype=np.uint32)
             halves[:, 0::2] = (regs & np.uint32(0xFFFF)) | np.uint32(UNPACK_UPPER_HALF << 16)
             halves[:, 1::2] = (regs >> np.uint32(16)) | np.uint32(UNPACK_UPPER_HALF << 16)
             regs = halves
-        lanes, cols = acc.cells(m, fmap, "tmem_st_map", ctx)
-        tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.st")
+        lanes, cols = acc.cells(m, fmap, offsets, "tmem_st_map", ctx)
+        tc.require_cells(acc.cta[:, None], lanes, cols, "tcgen05.st", bounds=acc.bounds)
         if m.hz is not None:
-            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.st", write=True)
+            m.hz.tmem_access(s, acc.cta, lanes, cols, ins, "tcgen05.st", write=True, col_rows=acc.col_rows)
             m.hz.after_st(s, acc.cta, lanes, cols, index)
         tc.issue_stores(np.repeat(s.idx[acc.starts], acc.sizes), acc.cta[:, None], lanes, cols, regs,
-                        unpack_kept_bits() if unpack else 0)         # spec question Q-UNPACK-UPPER
+                        unpack_kept_bits() if unpack else 0, acc.flat)         # spec question Q-UNPACK-UPPER
     return run

@@ -373,7 +373,8 @@ class MmaExecution:
         lanes, cols = where[..., 1], d_col0 + where[..., 2]
         self.tc.require_cells(cta, lanes, cols, "tcgen05.mma D")
         bits = 16 if d.d_type == "f16" else 32
-        c_in = self.tc.tmem[cta, lanes, cols] & np.uint32((1 << bits) - 1)
+        cells = self.tc.cell_index(cta, lanes, cols)
+        c_in = self.tc.tmem_flat[cells] & np.uint32((1 << bits) - 1)
         case = MmaCase(f.kind, d.d_type, d.a_type, d.b_type, a, b, c_in, zero, f.sparse, d.negate_a, d.negate_b,
                        d.saturate, ops.enable_input_d, ops.scale_input_d, sa, sb, d.scale_type)
         out = by_column_block(case, blocks, self.layout)
@@ -382,10 +383,11 @@ class MmaExecution:
                         case=case, recompute=lambda **changes: by_column_block(replace(case, **changes), blocks,
                                                                                self.layout))
         out = np.asarray(out).astype(np.uint32) & np.uint32((1 << bits) - 1)
-        write = np.ones(out.shape, dtype=bool)
-        if ops.disable_output_lane:
-            off = disabled_lanes(ops.disable_output_lane, len(self.ctas))      # spec question Q-DOL-2CTA
-            write = ~off[cta - self.ctas[0], lanes]
+        if not ops.disable_output_lane:                 # every cell written (no masks, no copies)
+            self.tc.tmem_flat[cells] = out
+            return
+        off = disabled_lanes(ops.disable_output_lane, len(self.ctas))          # spec question Q-DOL-2CTA
+        write = ~off[cta - self.ctas[0], lanes]
         self.tc.tmem[cta[write], lanes[write], cols[write]] = out[write]
 
 
