@@ -217,6 +217,10 @@ class _CtsOutcomes:
         state = self.state
         if state.results_dir is None or self.config.option.collectonly:
             return
+        if state.role == "worker" and state.writer_name != "gw0":
+            return        # every worker collects the same items: the first one writes the manifest
+        if manifest_path(state.results_dir, state.tag).exists():
+            return        # a replaced worker after a crash: its predecessor wrote it
         entries = []
         for item in session.items:
             ident = item_identity(item, lists=("sections",))   # statements: when the case runs
@@ -235,7 +239,9 @@ class _CtsOutcomes:
     def pytest_runtest_makereport(self, item, call):
         result = yield
         report = result.get_result()
-        ident, report.cts_case = _identity_of(item, lists=self.state.results_dir is not None)
+        ident, case = _identity_of(item, lists=self.state.results_dir is not None)
+        if call.when == "setup":           # _finish_case reads the first report's; the others only travel
+            report.cts_case = case
         report.cts_kind = exception_kind(call.excinfo)
         raw = phase_status(report)
         report.cts_raw = raw.value if raw is not None else None
