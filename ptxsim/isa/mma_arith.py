@@ -134,11 +134,17 @@ def _d_codes(values: np.ndarray, d_type: str, rounding: str) -> np.ndarray:
         out = values.astype(np.float16).view(np.uint16).astype(np.uint32)
     else:
         f = values.astype(np.float32)          # RNE
-        if rounding == "rz":                   # step back toward zero where RNE went away from it
-            away = np.abs(f.astype(np.float64)) > np.abs(values)
-            f = np.where(away & np.isfinite(values), np.nextafter(f, np.float32(0)), f)
         out = f.view(np.uint32)
-    return np.where(np.isnan(values), np.uint32(CANONICAL_NAN[d_type]), out).astype(np.uint32)
+        if rounding == "rz":                   # step back toward zero where RNE went away from it
+            # one ulp toward zero (nextafter(f, 0)) is the encoding less 1 (sign and magnitude;
+            # +-inf - 1 = +-FLT_MAX; f is never 0 or NaN where it went away from a finite value):
+            #   float32  | s | exponent (8) | fraction (23) |   magnitude = bits 30..0
+            away = np.abs(f) > np.abs(values)        # compared as float64 (f widened exactly)
+            out = out - (away & np.isfinite(values))
+    nan = np.isnan(values)
+    if not nan.any():
+        return out.astype(np.uint32)
+    return np.where(nan, np.uint32(CANONICAL_NAN[d_type]), out).astype(np.uint32)
 
 
 def _hw_rounding(case: MmaCase) -> str:
