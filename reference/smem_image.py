@@ -279,6 +279,17 @@ def _plan_shift(desc: SmemDescriptor) -> int:
     return desc.start_address - desc.start_address % period
 
 
+@functools.lru_cache(maxsize=64)
+def _tile_indices(major: str, per_unit: int, mn: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(element within its unit, index of its unit along the leading dimension) of every element
+    of an mn×k tile (read-only): K-major, units run along K; MN-major, along MN."""
+    rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(k, dtype=np.int64), indexing="ij")
+    along = cols if major == "K" else rows
+    index, unit_along = along % per_unit, along // per_unit
+    _read_only(index, unit_along)
+    return index, unit_along
+
+
 @functools.lru_cache(maxsize=512)
 def _address_plan(fields: tuple, major: str, bits: int, per_unit: int, mn: int, k: int,
                   lbo_reading: str, base_reading: str, kmajor_reading: str) -> _ReadPlan:
@@ -286,14 +297,30 @@ def _address_plan(fields: tuple, major: str, bits: int, per_unit: int, mn: int, 
     from an image at address 0: pure address arithmetic, a function of the descriptor's every
     field, the tile shape, the element storage and the readings of spec questions Q-LBO-KSW,
     Q-KMAJOR-BASE32B (:func:`_unit_addresses`) and Q-BASE-OFFSET (:func:`_swizzled`), which are the
-    readings in force when it is built (in the key: a plan is only reused under the same readings)."""
+    readings in force when it is built (in the key: a plan is only reused under the same readings).
+
+    The elements of one 16-byte unit share its address (:func:`_unit_addresses` reads only the
+    unit index along the leading dimension), so the addresses are computed once per unit, at the
+    unit's first element, and repeated over its elements."""
     desc = SmemDescriptor(*fields)
-    rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(k, dtype=np.int64), indexing="ij")
-    index = (rows if major == "MN" else cols) % per_unit
-    linear = _unit_addresses(desc, major, per_unit, rows, cols)
-    unit_along = (cols if major == "K" else rows) // per_unit
-    plan = _plan_of(linear, unit_along, index, desc, bits, 0)
-    _read_only(plan.linear, plan.unit_along, plan.index, *plan.gather[1:])
+    index, unit_along = _tile_indices(major, per_unit, mn, k)
+    if major == "K":
+        rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(0, k, per_unit, dtype=np.int64),
+                                 indexing="ij")
+    else:
+        rows, cols = np.meshgrid(np.arange(0, mn, per_unit, dtype=np.int64), np.arange(k, dtype=np.int64),
+                                 indexing="ij")
+    axis = 1 if major == "K" else 0
+
+    def per_element(a):
+        return np.repeat(a, per_unit, axis=axis)[:mn, :k]
+    linear_units = np.asarray(_unit_addresses(desc, major, per_unit, rows, cols), dtype=np.int64)
+    linear = np.ascontiguousarray(per_element(linear_units))
+    unit = per_element(_swizzled(linear_units, desc))
+    first_bit = unit * 8 + index * bits
+    plan = _ReadPlan(linear, unit_along, index, int(unit.min()), int(unit.max()), int(first_bit.min()),
+                     int(first_bit.max()), _gather_plan(first_bit, bits))
+    _read_only(plan.linear, *plan.gather[1:])
     return plan
 
 
