@@ -290,7 +290,7 @@ def _tile_indices(major: str, per_unit: int, mn: int, k: int) -> tuple[np.ndarra
     return index, unit_along
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=256)     # ~90 KB a plan on average (the execute tier's MMA tiles)
 def _address_plan(fields: tuple, major: str, bits: int, per_unit: int, mn: int, k: int,
                   lbo_reading: str, base_reading: str, kmajor_reading: str) -> _ReadPlan:
     """The :class:`_ReadPlan` of an mn×k read through the descriptor ``SmemDescriptor(*fields)``
