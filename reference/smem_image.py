@@ -185,6 +185,162 @@ def _swizzled(address, desc: SmemDescriptor):
     return address ^ (phase << chunk_shift)
 
 
+def _located(linear, desc: SmemDescriptor, index, bits: int, base_address: int):
+    """(physical unit address, first bit of each element from ``base_address``) of the elements
+    whose linear unit addresses are ``linear`` (``index``: element within its unit)."""
+    unit = _swizzled(linear, desc)
+    return unit, (unit - base_address) * 8 + index * bits
+
+
+def _gather_plan(first_bit, bits: int):
+    """How to read ``bits``-bit elements starting at bits ``first_bit`` of the image bytes (one
+    gather of the bytes holding them):
+
+      ("bytes", offsets[..., n])   whole-byte elements: byte j of each element (little-endian)
+      ("window", lo, hi, shift)    elements of at most 9 bits: the 16-bit window of bytes lo, hi
+                                   (hi = lo + 1 when the element crosses into it, else lo: the
+                                   window's upper byte is then masked off), shifted right
+      ("bits", first_bit)          anything else: bit by bit from the unpacked image
+    """
+    if bits % 8 == 0 and not (first_bit % 8).any():
+        offsets = (first_bit // 8)[..., None] + np.arange(bits // 8)
+        return ("bytes", offsets)
+    if bits <= 9:
+        lo, shift = first_bit // 8, first_bit % 8
+        return ("window", lo, np.where(shift + bits > 8, lo + 1, lo), shift.astype(np.uint16))
+    return ("bits", first_bit)
+
+
+def _gathered(data: np.ndarray, plan, bits: int) -> np.ndarray:
+    """uint64 element codes read from the image bytes ``data`` by a :func:`_gather_plan`."""
+    if plan[0] == "bytes":
+        offsets = plan[1]
+        width = offsets.shape[-1]
+        if width in (1, 2, 4, 8):
+            return data[offsets].view(f"<u{width}")[..., 0].astype(np.uint64)
+        out = np.zeros(offsets.shape[:-1], dtype=np.uint64)
+        for j in range(width):
+            out |= data[offsets[..., j]].astype(np.uint64) << np.uint64(8 * j)
+        return out
+    if plan[0] == "window":
+        _, lo, hi, shift = plan
+        window = data[lo].astype(np.uint16) | (data[hi].astype(np.uint16) << np.uint16(8))
+        return ((window >> shift) & np.uint16((1 << bits) - 1)).astype(np.uint64)
+    first_bit = plan[1]
+    image_bits = np.unpackbits(data, bitorder="little")
+    out = np.zeros(first_bit.shape, dtype=np.uint64)
+    for b in range(bits):
+        out |= image_bits[first_bit + b].astype(np.uint64) << np.uint64(b)
+    return out
+
+
+@dataclass(frozen=True)
+class _ReadPlan:
+    """The address arithmetic of one read, relative to an address ``shift`` (arrays read-only):
+    linear unit addresses, the unit index along the leading dimension, element within unit,
+    extremes of the physical units and of the first bits (the bounds check), the gather plan
+    (byte offsets or first bits)."""
+
+    linear: np.ndarray
+    unit_along: np.ndarray
+    index: np.ndarray
+    unit_lo: int
+    unit_hi: int
+    bit_lo: int
+    bit_hi: int
+    gather: tuple
+
+
+def _read_only(*arrays) -> None:
+    for a in arrays:
+        if isinstance(a, np.ndarray):
+            a.flags.writeable = False
+
+
+def _plan_of(linear, unit_along, index, desc: SmemDescriptor, bits: int, base_address: int) -> _ReadPlan:
+    unit, first_bit = _located(linear, desc, index, bits, base_address)
+    gather = _gather_plan(first_bit, bits)
+    return _ReadPlan(linear, unit_along, index, int(unit.min()), int(unit.max()), int(first_bit.min()),
+                     int(first_bit.max()), gather)
+
+
+def _plan_shift(desc: SmemDescriptor) -> int:
+    """The part of the start address a read plan leaves out (added to every address afterwards).
+
+    Every address of a relative-mode descriptor is the start address plus offsets from the other
+    fields, and the swizzle XORs bits 4-6 with a phase from bits 7-9 counted from the pattern anchor
+    (``128 * base_offset``, or under Q-BASE-OFFSET's reading ``start-phase`` the start's 128-byte row
+    less that): moving the start by a multiple of 1024 moves every physical address by the same
+    amount (by any multiple of 16 without a swizzle). Absolute mode (the LBO is an address): none.
+    """
+    if desc.lbo_mode == "absolute":
+        return 0
+    period = 16 if desc.swizzle == "none" else 1024
+    return desc.start_address - desc.start_address % period
+
+
+@functools.lru_cache(maxsize=64)
+def _tile_indices(major: str, per_unit: int, mn: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(element within its unit, index of its unit along the leading dimension) of every element
+    of an mn×k tile (read-only): K-major, units run along K; MN-major, along MN."""
+    rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(k, dtype=np.int64), indexing="ij")
+    along = cols if major == "K" else rows
+    index, unit_along = along % per_unit, along // per_unit
+    _read_only(index, unit_along)
+    return index, unit_along
+
+
+@functools.lru_cache(maxsize=256)     # ~90 KB a plan on average (the execute tier's MMA tiles)
+def _address_plan(fields: tuple, major: str, bits: int, per_unit: int, mn: int, k: int,
+                  lbo_reading: str, base_reading: str, kmajor_reading: str) -> _ReadPlan:
+    """The :class:`_ReadPlan` of an mn×k read through the descriptor ``SmemDescriptor(*fields)``
+    from an image at address 0: pure address arithmetic, a function of the descriptor's every
+    field, the tile shape, the element storage and the readings of spec questions Q-LBO-KSW,
+    Q-KMAJOR-BASE32B (:func:`_unit_addresses`) and Q-BASE-OFFSET (:func:`_swizzled`), which are the
+    readings in force when it is built (in the key: a plan is only reused under the same readings).
+
+    The elements of one 16-byte unit share its address (:func:`_unit_addresses` reads only the
+    unit index along the leading dimension), so the addresses are computed once per unit, at the
+    unit's first element, and repeated over its elements."""
+    desc = SmemDescriptor(*fields)
+    index, unit_along = _tile_indices(major, per_unit, mn, k)
+    if major == "K":
+        rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(0, k, per_unit, dtype=np.int64),
+                                 indexing="ij")
+    else:
+        rows, cols = np.meshgrid(np.arange(0, mn, per_unit, dtype=np.int64), np.arange(k, dtype=np.int64),
+                                 indexing="ij")
+    axis = 1 if major == "K" else 0
+
+    def per_element(a):
+        return np.repeat(a, per_unit, axis=axis)[:mn, :k]
+    linear_units = np.asarray(_unit_addresses(desc, major, per_unit, rows, cols), dtype=np.int64)
+    linear = np.ascontiguousarray(per_element(linear_units))
+    unit = per_element(_swizzled(linear_units, desc))
+    first_bit = unit * 8 + index * bits
+    plan = _ReadPlan(linear, unit_along, index, int(unit.min()), int(unit.max()), int(first_bit.min()),
+                     int(first_bit.max()), _gather_plan(first_bit, bits))
+    _read_only(plan.linear, *plan.gather[1:])
+    return plan
+
+
+def _moved(gather: tuple, offset: int) -> tuple:
+    """A :func:`_gather_plan` for elements ``offset`` bytes further into the image."""
+    if offset == 0:
+        return gather
+    if gather[0] == "bytes":
+        return ("bytes", gather[1] + offset)
+    if gather[0] == "window":
+        return ("window", gather[1] + offset, gather[2] + offset, gather[3])
+    return ("bits", gather[1] + 8 * offset)
+
+
+def _out_of_image(image: SmemImage, unit_lo: int, unit_hi: int) -> SpecError:
+    return SpecError(SECTION, "shared memory image", expects_but_got(
+        "addresses of the tile", f"inside the image [{image.base_address:#x}, {image.end_address:#x})",
+        f"[{unit_lo:#x}, {unit_hi + 16:#x})"))
+
+
 def read(image: SmemImage, descriptor: SmemDescriptor | int, mn: int, k: int, dtype: str, major: str,
          *, kind: str | None = None, units=None) -> np.ndarray:
     """The mn×k matrix of element codes (uint64) that a descriptor selects from ``image``.
@@ -193,31 +349,31 @@ def read(image: SmemImage, descriptor: SmemDescriptor | int, mn: int, k: int, dt
     fields (start address, LBO/SBO, base offset, leading-dimension mode, swizzle).
     ``units(linear, unit)``: optional transform of each element's linear (pre-swizzle) 16-byte-unit
     address, ``unit`` = the index of its unit along the leading dimension (K for K-major, MN for
-    MN-major); the simulator's fault hook ``smem_units``, None for the spec.
+    MN-major); the simulator's fault hook ``smem_units``, None for the spec. It gets fresh arrays;
+    when it returns other addresses, they are located and read without the plan.
     """
     desc = SmemDescriptor.decode(descriptor) if isinstance(descriptor, int) else descriptor
     storage = element_storage(dtype, kind)
     check_combination(major, desc.swizzle, storage)
     check_extents(mn, k)
-    rows, cols = np.meshgrid(np.arange(mn, dtype=np.int64), np.arange(k, dtype=np.int64), indexing="ij")
-    index = (rows if major == "MN" else cols) % storage.per_unit
-    linear = _unit_addresses(desc, major, storage.per_unit, rows, cols)
+    shift = _plan_shift(desc)
+    fields = (desc.start_address - shift, desc.leading_byte_offset, desc.stride_byte_offset, desc.base_offset,
+              desc.lbo_mode, desc.swizzle)
+    plan = _address_plan(fields, major, storage.bits, storage.per_unit, mn, k,
+                         reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"), reading("Q-KMAJOR-BASE32B"))
     if units is not None:
-        linear = np.asarray(units(linear, (cols if major == "K" else rows) // storage.per_unit), dtype=np.int64)
-    unit = _swizzled(linear, desc)
-    first_bit = (unit - image.base_address) * 8 + index * storage.bits
-    if first_bit.min() < 0 or (first_bit.max() + storage.bits) > len(image.data) * 8:
-        raise SpecError(SECTION, "shared memory image", expects_but_got(
-            "addresses of the tile", f"inside the image [{image.base_address:#x}, {image.end_address:#x})",
-            f"[{int(unit.min()):#x}, {int(unit.max()) + 16:#x})"))
+        linear = np.asarray(units(plan.linear + shift, plan.unit_along.copy()), dtype=np.int64)
+        if linear.shape != plan.linear.shape or not np.array_equal(linear - shift, plan.linear):
+            located = _plan_of(linear, plan.unit_along, plan.index, desc, storage.bits, image.base_address)
+            return _read_located(image, located, 0, 0, storage.bits)
+    return _read_located(image, plan, shift, shift - image.base_address, storage.bits)
+
+
+def _read_located(image: SmemImage, plan: _ReadPlan, unit_shift: int, byte_shift: int, bits: int) -> np.ndarray:
+    """The codes at ``plan``'s addresses, its units ``unit_shift`` bytes higher and its first bits
+    ``byte_shift`` bytes further from the image base; SpecError when they leave the image."""
+    unit_lo, unit_hi = plan.unit_lo + unit_shift, plan.unit_hi + unit_shift
+    if plan.bit_lo + 8 * byte_shift < 0 or (plan.bit_hi + 8 * byte_shift + bits) > len(image.data) * 8:
+        raise _out_of_image(image, unit_lo, unit_hi)
     data = np.frombuffer(image.data, dtype=np.uint8)
-    out = np.zeros(first_bit.shape, dtype=np.uint64)
-    if storage.bits % 8 == 0 and not (first_bit % 8).any():     # whole bytes: gather byte j of each element
-        first_byte = first_bit // 8
-        for j in range(storage.bits // 8):
-            out |= data[first_byte + j].astype(np.uint64) << np.uint64(8 * j)
-        return out
-    image_bits = np.unpackbits(data, bitorder="little")
-    for b in range(storage.bits):
-        out |= image_bits[first_bit + b].astype(np.uint64) << np.uint64(b)
-    return out
+    return _gathered(data, _moved(plan.gather, byte_shift), bits)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import math
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -133,11 +134,17 @@ def _d_codes(values: np.ndarray, d_type: str, rounding: str) -> np.ndarray:
         out = values.astype(np.float16).view(np.uint16).astype(np.uint32)
     else:
         f = values.astype(np.float32)          # RNE
-        if rounding == "rz":                   # step back toward zero where RNE went away from it
-            away = np.abs(f.astype(np.float64)) > np.abs(values)
-            f = np.where(away & np.isfinite(values), np.nextafter(f, np.float32(0)), f)
         out = f.view(np.uint32)
-    return np.where(np.isnan(values), np.uint32(CANONICAL_NAN[d_type]), out).astype(np.uint32)
+        if rounding == "rz":                   # step back toward zero where RNE went away from it
+            # one ulp toward zero (nextafter(f, 0)) is the encoding less 1 (sign and magnitude;
+            # +-inf - 1 = +-FLT_MAX; f is never 0 or NaN where it went away from a finite value):
+            #   float32  | s | exponent (8) | fraction (23) |   magnitude = bits 30..0
+            away = np.abs(f) > np.abs(values)        # compared as float64 (f widened exactly)
+            out = out - (away & np.isfinite(values))
+    nan = np.isnan(values)
+    if not nan.any():
+        return out.astype(np.uint32)
+    return np.where(nan, np.uint32(CANONICAL_NAN[d_type]), out).astype(np.uint32)
 
 
 def _hw_rounding(case: MmaCase) -> str:
@@ -160,23 +167,34 @@ def _hw_rounding_override(case: MmaCase):
         HW.HW_PARAMS[key] = saved
 
 
+_FRACTION = np.int64((1 << 52) - 1)
+
+
 def _lowest_bit_exponent(values: np.ndarray) -> int:
-    """min over nonzero finite x of the exponent of x's lowest set bit (x = odd * 2^q)."""
+    """min over nonzero finite x of the exponent of x's lowest set bit (x = odd * 2^q).
+
+    The lowest set bit of finite |x| is worth 2^q: with a nonzero fraction field, |x| less |x|
+    with the lowest set bit of its encoding cleared (same exponent field, at least half of |x|:
+    the difference is exact, Sterbenz), else |x| itself (a power of two). The least of those
+    values is 2^(min q), whose exponent ``math.frexp`` reads exactly (subnormals included).
+
+      float64  | s | exponent (11) | fraction (52) |      x & (x - 1): the lowest set bit cleared
+    """
     x = np.abs(values[values != 0])
     if x.size == 0:
         return 1 << 20
-    m, e = np.frexp(x)
-    mant = (m * 2.0 ** 53).astype(np.int64)
-    low = mant & -mant
-    return int((e - 53 + np.log2(low).astype(np.int64)).min())
+    bits = x.view(np.int64)
+    lowest = np.where((bits & _FRACTION) == 0, x, x - (bits & (bits - 1)).view(np.float64))
+    return math.frexp(float(lowest.min()))[1] - 1
 
 
 def _nominal_exponent_max(values: np.ndarray, fmt: str) -> int:
+    """The nominal exponent of the largest |x| (finite values: the largest nonzero |x| when there is one)."""
     from reference import numerics_hw as HW
-    x = np.abs(values[values != 0])
-    if x.size == 0:
+    top = np.abs(values).max() if values.size else 0.0
+    if top == 0:
         return -(1 << 20)
-    _, e, _ = HW.decompose(np.array([x.max()]), fmt)
+    _, e, _ = HW.decompose(np.array([top]), fmt)
     return int(e[0])
 
 

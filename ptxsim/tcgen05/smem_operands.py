@@ -17,9 +17,10 @@ from reference.smem_image import SmemImage, read
 
 
 def cta_image(m, cta: int) -> SmemImage:
-    """CTA ``cta``'s shared memory as a :class:`SmemImage` at its shared addresses."""
+    """CTA ``cta``'s shared memory as a :class:`SmemImage` at its shared addresses: a view of the
+    machine's bytes, not a copy (the image is read at once, before anything writes shared memory)."""
     lo = cta * m.smem_bytes
-    return SmemImage(SHARED_BASE, m.smem[lo:lo + m.smem_bytes].tobytes())
+    return SmemImage(SHARED_BASE, memoryview(m.smem[lo:lo + m.smem_bytes]))
 
 
 def decode_desc(m, raw: int, *, operand: str, kind, instr: str, cta: int, major: str = "K") -> SmemDescriptor:
