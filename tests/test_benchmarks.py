@@ -26,6 +26,7 @@ TINY = {
     "host_digests.py": (["--level", "smoke", "--limit", "12"], (0,)),
     "mma_models.py": (["--repeats", "1"], (0, 1)),
     "sim_clients.py": (["--ctas", "1", "-k", "mbarrier"], (0,)),
+    "sim_digests.py": (["--level", "smoke", "--limit", "8", "--deletions", "2"], (0,)),
     "sim_hazards.py": (["--level", "smoke", "--limit", "8", "--repeat", "1"], (0,)),
 }
 
