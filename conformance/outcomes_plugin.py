@@ -79,6 +79,9 @@ class _State:
     reruns: int
     run_info: dict[str, str] = field(default_factory=dict)
     pending: dict[str, list[Any]] = field(default_factory=dict)
+    #: node ID -> plain-data identity of a running case, for its outcome record (kept here, not on
+    #: the reports: pytest-xdist would send it to the controller with every report)
+    identities: dict[str, dict] = field(default_factory=dict)
     writer: OutcomeWriter | None = None
     manifest: dict[str, ExpectedCase] | None = None
     start: float = field(default_factory=time.time)
@@ -240,8 +243,8 @@ class _CtsOutcomes:
         result = yield
         report = result.get_result()
         ident, case = _identity_of(item, lists=self.state.results_dir is not None)
-        if call.when == "setup":           # _finish_case reads the first report's; the others only travel
-            report.cts_case = case
+        if call.when == "setup":
+            self.state.identities[item.nodeid] = case
         report.cts_kind = exception_kind(call.excinfo)
         raw = phase_status(report)
         report.cts_raw = raw.value if raw is not None else None
@@ -368,7 +371,7 @@ def _finish_case(state: _State, reports: list[Any]) -> None:
         final = Status.FLAKE
     raw = worst(Status(r.cts_raw) for r in reports if getattr(r, "cts_raw", None)) or Status.PASS
     last = reports[-1]
-    base = getattr(reports[0], "cts_case", None) or {"case_id": last.nodeid}
+    base = state.identities.pop(last.nodeid, None) or getattr(reports[0], "cts_case", None) or {"case_id": last.nodeid}
     ident = case_identity(base.get("case_id", last.nodeid), last.user_properties, base, None)
     props = dict(last.user_properties)
     details = case_details(reports, final)
