@@ -24,6 +24,8 @@ from conformance.clients.model import Case, ClientKernel, In, Out
 CUTE_TYPES = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t", "tf32": "cutlass::tfloat32_t",
               "s8": "int8_t", "u8": "uint8_t", "e4m3": "cutlass::float_e4m3_t", "e5m2": "cutlass::float_e5m2_t",
               "e2m1": "cutlass::float_e2m1_t"}
+#: CuTe scale-factor element types of the block-scaled kernels
+CUTE_SF_TYPES = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}
 _ATOM_KIND = {"f16": "F16BF16", "bf16": "F16BF16", "tf32": "TF32", "s8": "S8", "u8": "S8", "e4m3": "F8F6F4",
               "e5m2": "F8F6F4"}
 #: values every element format holds exactly (kept small: K-long sums stay exact in f32 and s32)
@@ -250,7 +252,7 @@ class Scaled(_CuteEntry):
 
     def cpp(self) -> str:
         ta, tb = CUTE_TYPES[self.ta], CUTE_TYPES[self.tb]
-        tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
+        tsf = CUTE_SF_TYPES[self.sf]
         k = "UMMA::Major::K"
         form = "2x1SM_SS" if self.pair else "SS"
         if self.fp4:
@@ -435,7 +437,7 @@ class SparseGemm(_CuteEntry):
             tb = "cutlass::detail::float_e2m1_unpacksmem_t"
         k = "UMMA::Major::K"
         form = "2x1SM_SS" if self.pair else "SS"
-        tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
+        tsf = CUTE_SF_TYPES[self.sf]
         kind, sf = ("MXF8F6F4", f"{tsf}, ") if self.scaled else (_SP_ATOM[self.ta], "")
         mn = f"{self.m}, {self.n}"
         if self.fp4:            # VS = 64: kind::mxf4 .block32; VS = 32: kind::mxf4nvf4 .block16 (stored elements)
@@ -596,7 +598,7 @@ class UltraK96(_CuteEntry):
 
     def cpp(self) -> str:
         e2m1 = CUTE_TYPES["e2m1"]
-        tsf = {"ue8m0": "cutlass::float_ue8m0_t", "ue4m3": "cutlass::float_ue4m3_t"}[self.sf]
+        tsf = CUTE_SF_TYPES[self.sf]
         k = "UMMA::Major::K"
         atom = "SM103_MXF4_ULTRA_2x1SM_SS_VS" if self.pair else "SM103_MXF4_ULTRA_SS_VS"
         return "\n".join([
