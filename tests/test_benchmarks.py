@@ -21,6 +21,7 @@ BENCHMARKS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py") if not p.
 #: the tiny input of each script, and the exit codes that mean "ran" (1: a target missed)
 TINY = {
     "assemble.py": (["--level", "smoke", "--family", "alloc", "--workers", "1", "--no-sass"], (0,)),
+    "case_axis.py": (["--level", "smoke", "--limit", "12", "--calls", "3"], (0,)),
     "compare_outcomes.py": (["--example"], (1,)),
     "execute.py": (["--level", "smoke", "--limit", "12"], (0,)),
     "host_digests.py": (["--level", "smoke", "--limit", "12"], (0,)),
