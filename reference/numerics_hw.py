@@ -318,6 +318,18 @@ def _lowest_bit(values: np.ndarray) -> int:
     return int(np.frexp(lowest.min())[1]) - 1
 
 
+def _sums_below(abs_a: np.ndarray, abs_b: np.ndarray, abs_c: np.ndarray, limit: float) -> bool:
+    """Whether every |A| @ |B| + |C| (the largest partial sum of any order) is below ``limit`` =
+    2^(q + 53), all terms multiples of 2^q. First on the bound sum_k max_m |A[m, k]| *
+    max_n |B[k, n]| + max |C| (no M x K x N work; computed in float64 it still reaches ``limit``
+    whenever the exact bound does: partial sums are exact below it and rounding is monotone),
+    then, where the bound reaches it, on the matrix product itself."""
+    c_max = float(abs_c.max(initial=0.0))
+    if abs_a.size and abs_b.size and float(abs_a.max(axis=0) @ abs_b.max(axis=1)) + c_max < limit:
+        return True
+    return (abs_a @ abs_b + abs_c).max(initial=0.0) < limit
+
+
 def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type: str, prm: HwParams,
                   c_shift: int, overflow: str = "inf") -> np.ndarray | None:
     """D values of one fused step (§9.7.16.10; module docstring, "Shortcut") when alignment
@@ -347,7 +359,7 @@ def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type:
     aa = a if sa is None else a * sa                           # exact: scales are short (<= 4 bits)
     bb = b if sb is None else b * sb
     c_term = np.ldexp(c, -c_shift) if c_shift else c
-    if (np.abs(aa) @ np.abs(bb) + np.abs(c_term)).max(initial=0.0) >= np.ldexp(1.0, q + 53):
+    if not _sums_below(np.abs(aa), np.abs(bb), np.abs(c_term), np.ldexp(1.0, q + 53)):
         return None                                            # a partial sum might round in float64
     exact = aa @ bb + c_term                                   # the exact sum (bound above)
     with np.errstate(over="ignore"):

@@ -464,7 +464,7 @@ def test_spec_all_exact_equals_its_lsb_definition(seed, c_exp, c_spread, acc, ab
     s_max = float(total.max())
     log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
     want = s_max == 0.0 or (g >= emin_acc - p_acc + 1 and log_s < g + p_acc)
-    assert NS._all_exact(abs_a, abs_b, c, total, p_acc, emin_acc) == want
+    assert NS._all_exact(abs_a, abs_b, c, s_max, p_acc, emin_acc) == want
 
 
 @settings(max_examples=200, deadline=None)
