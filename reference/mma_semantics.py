@@ -281,13 +281,12 @@ def _fused(op: MmaOp, model: str, a_val, b_val, c_val, sa, sb):
 
 def _result(op: MmaOp, model: str, d, value, tol, c, c_val, amb_rows, off) -> MmaResult:
     """The MmaResult: disabled elements keep C, ambiguous rows marked where written."""
-    shape = (op.m, op.n)
     written = ~off
     if off.any():
         d = np.where(written, d, c.astype(d.dtype))
         value = np.where(written, value, c_val.astype(np.float64))
         tol = np.where(written, tol, 0.0)
-    ambiguous = np.broadcast_to(amb_rows[:, None], shape) & written
+    ambiguous = amb_rows[:, None] & written
     return MmaResult(d, value, tol, written, ambiguous, model if op.kind != "i8" else "exact")
 
 

@@ -158,11 +158,15 @@ def d_codes(values: np.ndarray, d_type: str) -> np.ndarray:
     """Codes of D values that are exact in D (NaN -> the canonical NaN of the tensor core)."""
     v = np.asarray(values, dtype=np.float64)
     nan = np.isnan(v)
+    any_nan = nan.any()
+    finite = np.where(nan, 0.0, v) if any_nan else v
     if d_type == "f32":
-        codes = np.where(nan, 0.0, v).astype(np.float32).view(np.uint32)
+        codes = finite.astype(np.float32).view(np.uint32)
     else:
-        codes = np.where(nan, 0.0, v).astype(np.float16).view(np.uint16)
-    return np.where(nan, np.array(CANONICAL_NAN[d_type], dtype=codes.dtype), codes)
+        codes = finite.astype(np.float16).view(np.uint16)
+    if any_nan:
+        codes[nan] = CANONICAL_NAN[d_type]
+    return codes
 
 
 # ----------------------------------------------------------------------------------------------

@@ -42,11 +42,16 @@ from reference.tmem_mma_operands import column_blocks
 
 
 def _exact_check(op, hw, spec, case_id: str) -> None:
-    written = hw.written & ~hw.ambiguous
-    if ((spec.d_tol != 0) & written).any():
+    """Spec tolerance 0 and the two models' codes equal on every compared element (written, not
+    ambiguous); the compared-element mask is only built when some element would fail."""
+    inexact = spec.d_tol != 0
+    if inexact.any() and (inexact & hw.written & ~hw.ambiguous).any():
         raise OracleError(f"{case_id}: inputs are not exact by construction (spec tolerance {float(spec.d_tol.max()):g})")
     hw_d, spec_d = np.asarray(hw.d), np.asarray(spec.d)
     same = hw_d == spec_d if hw_d.dtype == spec_d.dtype else hw_d.astype(np.uint32) == spec_d.astype(np.uint32)
+    if same.all():
+        return
+    written = hw.written & ~hw.ambiguous
     if (~same & written).any():
         i, j = (int(v) for v in np.argwhere(~same & written)[0])
         raise OracleError(f"{case_id}: spec and hardware models disagree at D({i}, {j}) on exact inputs")
@@ -99,10 +104,8 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
                                   region.before.shape)
     before = region.before.reshape(-1)[flat]
     bits = 16 if op.d_type == "f16" else 32
-    d_codes = np.asarray(results.d).astype(np.uint32)
-    expected = np.where(results.written, d_codes, before)
-    mask = np.where(results.written, np.uint32((1 << bits) - 1), np.uint32(FULL))
-    mask = np.where(results.ambiguous, np.uint32(0), mask)
+    d_codes = np.asarray(results.d).astype(np.uint32, copy=False)
+    expected, mask = _d_expected(results, d_codes, before, np.uint32((1 << bits) - 1))
     value_type = {"f32": "f32", "f16": "f16", "s32": "s32"}[op.d_type]
     accept = None
     if mode == NUMERICS and numerics == "spec":
@@ -110,6 +113,20 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
     sections = [Section("D", idx, expected, mask, value_type=value_type, accept=accept, labels=("row i", "col j"))]
     sections.append(region_sections("TMEM outside D", p, inputs.out_words, region.before, region.known, exclude=covered))
     return sections
+
+
+def _d_expected(results, d_codes: np.ndarray, before: np.ndarray, d_bits: np.uint32):
+    """(expected word, compared bits) of each D element: written elements hold D's code (``d_bits``
+    compared), disabled ones keep their old cell (all 32 bits), ambiguous ones compare nothing.
+    (Without disable-output-lane every element is written: no selection.)"""
+    if results.written.all():
+        expected, mask = d_codes, np.full(d_codes.shape, d_bits, dtype=np.uint32)
+    else:
+        expected = np.where(results.written, d_codes, before)
+        mask = np.where(results.written, d_bits, np.uint32(FULL))
+    if results.ambiguous.any():
+        mask = np.where(results.ambiguous, np.uint32(0), mask)
+    return expected, mask
 
 
 @functools.lru_cache(maxsize=1024)
