@@ -481,6 +481,24 @@ def multiples_of_pow2(x, g: int) -> bool:
     return g <= 0 or np.count_nonzero(y) == np.count_nonzero(x)     # g <= 0: the scaling cannot underflow
 
 
+LOWEST_BIT_SAMPLE = 256
+
+
+def lowest_bit_by_sample(x: np.ndarray, lowest_bit, none: int, sample: int = LOWEST_BIT_SAMPLE) -> int:
+    """``lowest_bit(x)`` -- the smallest last-set-bit exponent over the finite nonzero elements of
+    ``x``, ``none`` when there is none -- found on the first ``sample`` elements first: when every
+    element of ``x`` is a multiple of 2^g for the sample's g (:func:`multiples_of_pow2`, a few
+    cheap passes instead of the per-element bit work), no element's last set bit is below 2^g and
+    a sample element's is at 2^g, so g is the answer. Otherwise (or for small ``x``) the whole
+    array's. (Non-finite elements: Inf passes the multiples test and NaN fails it; neither
+    counts in ``lowest_bit``.)"""
+    if x.size > 2 * sample:
+        g = lowest_bit(x.flat[:sample])
+        if g != none and multiples_of_pow2(x, g):
+            return g
+    return lowest_bit(x)
+
+
 def all_values(fmt: str | Format) -> tuple[np.ndarray, np.ndarray]:
     """(codes, values) for every code 0 .. 2^bits - 1 of a format of at most 16 bits.
 

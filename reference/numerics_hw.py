@@ -309,7 +309,13 @@ def _nominal_max(values: np.ndarray, fmt: str) -> int:
 
 
 def _lowest_bit(values: np.ndarray) -> int:
-    """Smallest exponent q with a nonzero value = odd * 2^q, over the nonzero values (-NO_EXP if none)."""
+    """Smallest exponent q with a nonzero value = odd * 2^q, over the nonzero values (-NO_EXP if
+    none): on a sample first, checked on all values (``formats.lowest_bit_by_sample``)."""
+    return F.lowest_bit_by_sample(values, _lowest_bit_of, -NO_EXP)
+
+
+def _lowest_bit_of(values: np.ndarray) -> int:
+    """:func:`_lowest_bit` element by element."""
     x = np.abs(values)
     nonzero = x != 0
     if not nonzero.all():

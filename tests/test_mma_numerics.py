@@ -490,6 +490,31 @@ def test_min_lsb_exponent_is_the_min_of_lsb_exponent(seed, e, spread, zeros, spe
     assert HW._lowest_bit(finite) == (want if finite_nonzero.size else -HW.NO_EXP)
 
 
+@pytest.mark.parametrize("where", ["in the sample", "after the sample", "nowhere"])
+@pytest.mark.parametrize("special", [None, np.inf, np.nan])
+def test_lowest_bit_by_sample_equals_the_whole_array(where, special):
+    """Both models' lowest-bit minimum on arrays larger than the sample (``formats.
+    lowest_bit_by_sample``): the same as element by element whether the lowest bit lies in the
+    sample, only after it, or the sample has the minimum; zeros, subnormals and a non-finite
+    element (spec: ignored; Inf passes the multiples check, NaN fails it) included."""
+    rng = np.random.default_rng(len(where))
+    x = rng.integers(-64, 65, (60, 40)) * 2.0 ** -3                   # lowest bit 2^-3 mostly in the sample
+    x[::3] = 0.0
+    if where == "after the sample":
+        x[-1, -1] = 2.0 ** -1070 * 3                                 # subnormal, only element at 2^-1070
+    elif where == "in the sample":
+        x[0, 1] = 2.0 ** -9
+    if special is not None:
+        x[30, 7] = special
+    finite_nonzero = x[np.isfinite(x) & (x != 0)]
+    want = int(NS.lsb_exponent(finite_nonzero).min())
+    assert NS.min_lsb_exponent(x) == NS._min_lsb_exponent(x) == want
+    finite = np.where(np.isfinite(x), x, 0.0)
+    assert HW._lowest_bit(finite) == HW._lowest_bit_of(finite) == want
+    assert NS.min_lsb_exponent(np.zeros((60, 40))) == 1 << 30 and HW._lowest_bit(np.zeros((60, 40))) == -HW.NO_EXP
+    assert NS.min_lsb_exponent(x * 2.0 ** 40) == want + 40            # g > 0: the multiples check's underflow branch
+
+
 @settings(max_examples=200, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), e=st.integers(-1074, 1000), spread=st.integers(0, 80),
        g=st.integers(-1200, 1100), zeros=st.booleans())
