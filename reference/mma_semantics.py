@@ -250,26 +250,29 @@ def mma_models(op: MmaOp, a, b, c, *, models=MODELS, meta=None, scale_a=None, sc
     c = np.asarray(c)
     if c.shape != (op.m, op.n):
         raise _shape_err("C (D before the MMA)", (op.m, op.n), c.shape)
-    c_val = _decode_d(op.d_type, c)
-    fused = {model: _fused(op, model, a_val, b_val, c_val, sa, sb) for model in models}
     off = disabled_elements(op, lane_offset)
+    # C's values (and the check of its codes) where the MMA reads them: accumulated, or kept
+    c_val = _decode_d(op.d_type, c) if op.enable_input_d or off.any() else None
+    fused = {model: _fused(op, model, a_val, b_val, c_val, sa, sb) for model in models}
     return {model: _result(op, model, *fused[model], c, c_val, amb_rows, off) for model in models}
 
 
 def _fused(op: MmaOp, model: str, a_val, b_val, c_val, sa, sb):
-    """(D codes, values, tolerance) of one MMA under ``model`` from its multiplicands."""
+    """(D codes, values, tolerance) of one MMA under ``model`` from its multiplicands. Without
+    enable-input-d the numerics models get the C term as the scalar 0.0 (broadcast: no M x N
+    passes over zeros)."""
     shape = (op.m, op.n)
     if op.kind == "i8":
         c_term = c_val if op.enable_input_d else np.zeros(shape, dtype=np.int64)
         d_int = integer_mma(a_val, b_val, c_term, op.saturate)
         d, value, tol = F.encode("s32", d_int), d_int.astype(np.float64), np.zeros(shape)
     elif model == "spec":
-        c_term = (c_val * 2.0 ** -op.scale_input_d if op.scale_input_d else c_val) if op.enable_input_d else np.zeros(shape)
+        c_term = (c_val * 2.0 ** -op.scale_input_d if op.scale_input_d else c_val) if op.enable_input_d else 0.0
         value, tol = NS.spec_fused(op.kind, op.d_type, a_val, b_val, c_term, a_fmt=op.a_type, b_fmt=op.b_type,
                                    sa=sa, sb=sb, scale_fmt=op.scale_type)
         d = NS.representative_codes(value, op.d_type)
     else:
-        c_term = c_val if op.enable_input_d else np.zeros(shape)
+        c_term = c_val if op.enable_input_d else 0.0
         prm = HW.hw_params(op.kind, op.d_type)
         step = prm.step * (2 if op.sparse else 1)
         value = HW.hw_fused(op.kind, op.d_type, a_val, b_val, c_term, a_fmt=op.a_type, b_fmt=op.b_type,

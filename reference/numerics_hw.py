@@ -387,7 +387,7 @@ def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None
     """D values (float64, exact in D; NaN = canonical) of one MMA on logical operand values.
 
     ``a`` M x K, ``b`` K x N (values after negation / sparsity / masking), ``c`` M x N in D's
-    format (0 when enable-input-d is false), ``sa``/``sb`` scale values broadcast along K
+    format, or a scalar for every element (0 when enable-input-d is false), ``sa``/``sb`` scale values broadcast along K
     (M x K, K x N) for block-scaled kinds, ``c_shift`` = scale-input-d (C's exponent - s).
     ``step`` overrides L (sparse MMAs pass 2 L). ``shortcut=False`` always takes the term-by-term
     path (steps 1-4) instead of :func:`lossless_step` where that applies (same bits). ``reading``:

@@ -138,7 +138,8 @@ def spec_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=No
     """(exact value V, tolerance) of D = A*B + C for each element; see the module docstring.
 
     ``a`` M x K, ``b`` K x N are operand values (after sparsity, negation, masking), ``c`` the C
-    term (already multiplied by 2^-scale-input-d; zeros when enable-input-d is false), ``sa``/``sb``
+    term, M x N or a scalar for all elements (already multiplied by 2^-scale-input-d; 0 when
+    enable-input-d is false), ``sa``/``sb``
     scale values broadcast along K. ``shortcut=False`` always takes the per-element path (the
     shortcut: see ``_all_exact``; both give the same result, which tests check).
     """
@@ -249,7 +250,7 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
     steps += (k + 1) * 2.0 ** -27
     acc_err = _ulp(s_prime, p_acc - 1, emin_acc, out=s_prime)      # S' is not needed after this
     acc_err *= steps
-    tol = np.abs(value, out=scratch)
+    tol = np.abs(value, out=scratch) if scratch.shape == value.shape else np.abs(value)
     tol += acc_err
     _ulp(tol, p_d, emin_d, out=tol)
     tol += acc_err
@@ -286,7 +287,7 @@ def _exact_elements(abs_a, abs_b, c, total_abs, p_acc, emin_acc, touched, work):
         return None
     rows, cols = np.nonzero(cand)
     s = total_abs[rows, cols]
-    g = np.minimum(g_a[rows] + g_b[cols], lsb_exponent(c[rows, cols]))
+    g = np.minimum(g_a[rows] + g_b[cols], lsb_exponent(np.broadcast_to(c, total_abs.shape)[rows, cols]))
     log_s = (s.view(np.int64) >> 52) - 1023
     ok = (s == 0) | ((g >= emin_acc - p_acc + 1) & (log_s < g + p_acc))
     exact = np.zeros(total_abs.shape, dtype=bool)

@@ -528,3 +528,30 @@ def test_multiples_of_pow2_is_the_lsb_test(seed, e, spread, g, zeros):
         x[::3] = 0.0
     want = bool((NS.lsb_exponent(x[x != 0]) >= g).all())
     assert F.multiples_of_pow2(x, g) == want
+
+
+@pytest.mark.parametrize("shortcut", [True, False])
+@pytest.mark.parametrize("inputs", ["exact", "random", "special", "subnormal"])
+def test_a_scalar_zero_c_is_a_matrix_of_zeros(shortcut, inputs):
+    """Both models take the C term as a scalar (what the MMA passes without enable-input-d) and
+    give what an M x N matrix of +0 gives, bit for bit, on the shortcut and the per-element paths."""
+    rng = np.random.default_rng(len(inputs))
+    if inputs == "exact":
+        a, b = rng.integers(-3, 4, (8, 32)) * 0.5, rng.integers(-3, 4, (32, 6)) * 0.25
+    else:
+        a = F.decode("e4m3", rng.integers(0, 256, (8, 32)))
+        b = F.decode("e5m2", rng.integers(0, 256, (32, 6)))
+        if inputs == "random":
+            a, b = np.where(np.isfinite(a), a, 0.0), np.where(np.isfinite(b), b, 0.0)
+        elif inputs == "subnormal":
+            a, b = np.where(np.isfinite(a), a, 0.0), np.where(np.isfinite(b), b, 0.0)
+            a[:, :4] = 2.0 ** -9
+    zeros = np.zeros((8, 6))
+    args = dict(a_fmt="e4m3", b_fmt="e5m2")
+    for d in ("f32", "f16"):
+        got = NS.spec_fused("f8f6f4", d, a, b, 0.0, **args, shortcut=shortcut)
+        want = NS.spec_fused("f8f6f4", d, a, b, zeros, **args, shortcut=shortcut)
+        assert all(np.array_equal(g, w, equal_nan=True) and g.shape == (8, 6) for g, w in zip(got, want, strict=True))
+        got = HW.hw_fused("f8f6f4", d, a, b, 0.0, **args, shortcut=shortcut)
+        want = HW.hw_fused("f8f6f4", d, a, b, zeros, **args, shortcut=shortcut)
+        assert got.shape == (8, 6) and (HW.d_codes(got, d) == HW.d_codes(want, d)).all()
