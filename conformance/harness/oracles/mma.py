@@ -102,13 +102,15 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
     p = piece(spec, inputs.record, "region")
     idx, flat, covered = _d_cells(layout, op.n, lg.lane_offset, p.offset, p.cols, inputs.out_words,
                                   region.before.shape)
-    before = region.before.reshape(-1)[flat]
+    spec_tolerance = mode == NUMERICS and numerics == "spec"
+    # the old cells of D (gathered only where some element keeps its own, or for the tolerance)
+    before = region.before.reshape(-1)[flat] if spec_tolerance or not results.written.all() else None
     bits = 16 if op.d_type == "f16" else 32
     d_codes = np.asarray(results.d).astype(np.uint32, copy=False)
     expected, mask = _d_expected(results, d_codes, before, np.uint32((1 << bits) - 1))
     value_type = {"f32": "f32", "f16": "f16", "s32": "s32"}[op.d_type]
     accept = None
-    if mode == NUMERICS and numerics == "spec":
+    if spec_tolerance:
         accept = _spec_acceptor(op.d_type, results, before)
     sections = [Section("D", idx, expected, mask, value_type=value_type, accept=accept, labels=("row i", "col j"))]
     sections.append(region_sections("TMEM outside D", p, inputs.out_words, region.before, region.known, exclude=covered))
@@ -118,7 +120,7 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
 def _d_expected(results, d_codes: np.ndarray, before: np.ndarray, d_bits: np.uint32):
     """(expected word, compared bits) of each D element: written elements hold D's code (``d_bits``
     compared), disabled ones keep their old cell (all 32 bits), ambiguous ones compare nothing.
-    (Without disable-output-lane every element is written: no selection.)"""
+    (Without disable-output-lane every element is written: no selection, and ``before`` may be None.)"""
     if results.written.all():
         expected, mask = d_codes, np.full(d_codes.shape, d_bits, dtype=np.uint32)
     else:
