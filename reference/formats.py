@@ -179,8 +179,9 @@ def _in_range(arr: np.ndarray, allowed: int) -> bool:
     dtype already guarantees are not checked)."""
     if arr.size == 0:
         return True
-    info = np.iinfo(arr.dtype)
-    return (info.min >= 0 or arr.min() >= 0) and (info.max <= allowed or arr.max() <= allowed)
+    unsigned = arr.dtype.kind == "u"
+    return (unsigned or arr.min() >= 0) and ((unsigned and arr.dtype.itemsize * 8 <= allowed.bit_length())
+                                             or arr.max() <= allowed)
 
 
 def _valid_codes(f: Format, codes) -> np.ndarray:
@@ -225,11 +226,12 @@ def decode(fmt: str | Format, codes, reading: str | None = None) -> np.ndarray:
             v = np.where(v >= 1 << (f.bits - 1), v - (1 << f.bits), v)
         return np.asarray(v)
     if f.container_bits <= 16:           # the same cast, once per code: a table lookup
-        return _value_table(f.name)[c]
+        return np.take(_value_table(f.name), c.astype(np.intp, copy=False))
     c = c.astype(f.code_dtype)
     if f.name == "tf32" and resolve("Q-TF32-TRUNC", reading) == "round-nearest":
         c = tf32_rounded(c)
-    c = np.asarray(c & ~np.array(_IGNORED_BITS.get(f.name, 0), dtype=f.code_dtype))
+    if f.name in _IGNORED_BITS:
+        c = np.asarray(c & ~np.array(_IGNORED_BITS[f.name], dtype=f.code_dtype))
     with np.errstate(invalid="ignore"):  # NaN codes cast to NaN
         return c.view(_STORAGE_TYPE[f.name]).astype(np.float64)
 

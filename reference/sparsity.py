@@ -120,7 +120,7 @@ def check_metadata(pattern: SparsePattern, meta, context: str = "tcgen05") -> np
     """Raise SpecError on the first UNDEFINED nibble; return the per-nibble status array."""
     nib = _nibbles(meta)
     _check_context(context)
-    status = _status_table(pattern, context)[nib]
+    status = np.take(_status_table(pattern, context), nib)
     bad = status == UNDEFINED
     if np.any(bad):
         where = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -198,7 +198,7 @@ def expand(pattern: SparsePattern, compressed, meta, *, fill=0) -> np.ndarray:
     nib = _nibbles(meta)
     k = _check_shapes(pattern, comp, nib)
     m, chunks = nib.shape
-    pos = _position_table(pattern, resolve("Q-META-0110", None))[nib]     # (M, chunks, kept)
+    pos = np.take(_position_table(pattern, resolve("Q-META-0110", None)), nib, axis=0)    # (M, chunks, kept)
     if pos.size and pos.min() < 0:
         kept_positions(pattern, nib)                                   # names no layout: raises
     flat = pos + _chunk_starts(m, chunks, pattern.chunk)              # (row * chunks + j) * chunk + pos
