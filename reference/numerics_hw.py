@@ -371,11 +371,13 @@ def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type:
     c_term = np.ldexp(c, -c_shift) if c_shift else c
     if not _sums_below(np.abs(aa), np.abs(bb), np.abs(c_term), np.ldexp(1.0, q + 53)):
         return None                                            # a partial sum might round in float64
-    exact = aa @ bb + c_term                                   # the exact sum (bound above)
+    exact = aa @ bb                                            # the exact sum (bound above)
+    exact += c_term
     with np.errstate(over="ignore"):
-        in_d = exact.astype(np.float32 if d_type == "f32" else np.float16).astype(np.float64)
-    if (in_d == exact).all():                                  # D holds it: no rounding in any mode
-        return exact + 0.0                                     # (a zero sum is +0, as round_sum)
+        in_d = exact.astype(np.float32 if d_type == "f32" else np.float16) == exact    # compared in float64
+    if in_d.all():                                             # D holds it: no rounding in any mode
+        exact += 0.0                                           # (a zero sum is +0, as round_sum)
+        return exact
     units = np.ldexp(exact, -q).astype(np.int64)               # in units of 2^q
     return round_sum(units, np.full(units.shape, q, dtype=np.int64), d_type, prm.rounding, overflow)
 

@@ -153,7 +153,7 @@ def _exact_tolerance(v: np.ndarray, d_type: str) -> np.ndarray:
     ulp of D (the single rounding to D)."""
     p_d, emin_d, max_d = D_PRECISION[d_type]
     with np.errstate(over="ignore"):
-        in_d = (v.astype(np.float32 if d_type == "f32" else np.float16).astype(np.float64) == v) & (np.abs(v) <= max_d)
+        in_d = (v.astype(np.float32 if d_type == "f32" else np.float16) == v) & (np.abs(v) <= max_d)
     if in_d.all():
         return np.zeros(v.shape)
     return np.where(in_d, 0.0, _ulp(np.abs(v), p_d, emin_d))
