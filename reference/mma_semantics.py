@@ -145,9 +145,15 @@ def disabled_lanes(bits: int, cta_group: int, reading: str | None = None) -> np.
     cta_group::2 is spec question ``Q-DOL-2CTA``: ``cta-halves`` (the pick) -- bit b is lane b % 128
     of CTA b // 128; ``lanes-shared`` -- bit l < 128 is lane l of both CTAs, bits 128-255 unused."""
     if cta_group == 2 and resolve("Q-DOL-2CTA", reading) == "lanes-shared":
-        low = np.array([(bits >> b) & 1 for b in range(128)], dtype=bool)
+        low = _bit_vector(bits, 128)
         return np.stack([low, low])
-    return np.array([(bits >> b) & 1 for b in range(128 * cta_group)], dtype=bool).reshape(cta_group, 128)
+    return _bit_vector(bits, 128 * cta_group).reshape(cta_group, 128)
+
+
+def _bit_vector(bits: int, count: int) -> np.ndarray:
+    """bool[count]: bit b of the integer ``bits`` at index b (little-endian bytes, LSB first)."""
+    raw = np.frombuffer((bits & ((1 << count) - 1)).to_bytes(count // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, bitorder="little").astype(bool)
 
 
 def _logical_a(op: MmaOp, a, meta, metadata_context) -> tuple[np.ndarray, np.ndarray]:

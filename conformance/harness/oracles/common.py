@@ -116,8 +116,8 @@ def region_grid(p: OutPiece, out_words: int, ctas: int, ncols: int) -> np.ndarra
 @functools.lru_cache(maxsize=1024)
 def _region_grid(offset: int, cols: int, out_words: int, ctas: int, ncols: int) -> np.ndarray:
     p = OutPiece("region", offset, LANES, cols)
-    c, lane, col = np.meshgrid(np.arange(ctas), np.arange(LANES), np.arange(ncols), indexing="ij")
-    idx = region_index(p, out_words, c, lane, col).reshape(ctas * LANES, ncols)
+    c, lane, col = np.arange(ctas)[:, None, None], np.arange(LANES)[None, :, None], np.arange(ncols)[None, None, :]
+    idx = region_index(p, out_words, c, lane, col).reshape(ctas * LANES, ncols)     # (broadcast)
     idx.setflags(write=False)
     return idx
 

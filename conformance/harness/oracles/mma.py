@@ -31,7 +31,7 @@ from conformance.harness.oracles.common import (
     OutPiece,
     Section,
     piece,
-    region_index,
+    region_grid,
     region_sections,
 )
 from generators.inputs.types import NUMERICS
@@ -135,14 +135,15 @@ def _d_expected(results, d_codes: np.ndarray, before: np.ndarray, d_bits: np.uin
 def _d_cells(layout, n: int, lane_offset: int, offset: int, cols: int, out_words: int, shape: tuple[int, int, int]):
     """(output word of each D[i][j], its flat cell in the ``shape`` region, bool cells D covers) of
     D placed by ``reference.datapath_layouts.d_placement`` (read-only; one per layout, N, lane
-    alignment, region piece (its first word and width) and region shape)."""
+    alignment, region piece (its first word and width) and region shape). The output words are
+    those of the cells in the region's grid of words (``region_grid``, which the rest of the
+    region's section uses too)."""
     p = OutPiece("region", offset, LANES, cols)
     where = d_placement(layout, n, lane_offset)
-    cta, lane, col = where[..., 0], where[..., 1], where[..., 2]
-    idx = region_index(p, out_words, cta, lane, col)
-    flat = np.ravel_multi_index((cta, lane, col), shape)
+    flat = np.ravel_multi_index((where[..., 0], where[..., 1], where[..., 2]), shape)
+    idx = region_grid(p, out_words, shape[0], shape[2]).reshape(-1)[flat]
     covered = np.zeros(shape, dtype=bool)
-    covered[cta, lane, col] = True
+    covered.reshape(-1)[flat] = True
     for arr in (idx, flat, covered):
         arr.setflags(write=False)
     return idx, flat, covered
