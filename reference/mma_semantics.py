@@ -134,7 +134,8 @@ def _disabled_elements(words: tuple[int, ...], layout, n: int, lane_offset: int,
     for i, word in enumerate(words):
         bits |= word << (32 * i)
     where = DL.d_placement(layout, n, lane_offset)
-    out = disabled_lanes(bits, layout.cta_group, reading)[where[..., 0], where[..., 1]]
+    lane = where[..., 0] * DL.LANES + where[..., 1]              # (cta, lane) of each D element, flat
+    out = np.take(disabled_lanes(bits, layout.cta_group, reading).reshape(-1), lane)
     out.setflags(write=False)
     return out
 

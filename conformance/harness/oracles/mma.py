@@ -35,7 +35,7 @@ from conformance.harness.oracles.common import (
     region_sections,
 )
 from generators.inputs.types import NUMERICS
-from reference.datapath_layouts import d_placement, layout_for
+from reference.datapath_layouts import d_flat_index, d_placement, layout_for
 from reference.mma_semantics import mma, mma_models
 from reference.numerics_spec import spec_accepts
 from reference.tmem_mma_operands import column_blocks
@@ -139,8 +139,11 @@ def _d_cells(layout, n: int, lane_offset: int, offset: int, cols: int, out_words
     those of the cells in the region's grid of words (``region_grid``, which the rest of the
     region's section uses too)."""
     p = OutPiece("region", offset, LANES, cols)
-    where = d_placement(layout, n, lane_offset)
-    flat = np.ravel_multi_index((where[..., 0], where[..., 1], where[..., 2]), shape)
+    if shape[:2] == (layout.cta_group, LANES):      # the region D's synthesis placed C in (cached there)
+        flat = d_flat_index(layout, n, lane_offset, shape[2])
+    else:
+        where = d_placement(layout, n, lane_offset)
+        flat = np.ravel_multi_index((where[..., 0], where[..., 1], where[..., 2]), shape)
     idx = region_grid(p, out_words, shape[0], shape[2]).reshape(-1)[flat]
     covered = np.zeros(shape, dtype=bool)
     covered.reshape(-1)[flat] = True
