@@ -215,7 +215,10 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
         # the whole-matrix shortcut on a bound of S first: no |A| @ |B| when it passes
         s_bound = total_abs_bound(abs_a, abs_b, float(scratch.max(initial=0.0)))
         if s_bound < over_limit and _all_exact(abs_a, abs_b, c_f, s_bound, p_acc, emin_acc):
-            return value, _exact_tolerance(value, d_type)    # every element exact, none overflows
+            # every element exact, none overflows; where the accumulator is D's own format, every
+            # V (a sum without rounding in it) is a D value: nothing to check
+            in_d = (p_acc, emin_acc) == (p_d + 1, emin_d)
+            return value, np.zeros(value.shape) if in_d else _exact_tolerance(value, d_type)
     total_abs = abs_a @ abs_b
     total_abs += scratch
 
