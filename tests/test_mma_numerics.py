@@ -555,3 +555,19 @@ def test_a_scalar_zero_c_is_a_matrix_of_zeros(shortcut, inputs):
         got = HW.hw_fused("f8f6f4", d, a, b, 0.0, **args, shortcut=shortcut)
         want = HW.hw_fused("f8f6f4", d, a, b, zeros, **args, shortcut=shortcut)
         assert got.shape == (8, 6) and (HW.d_codes(got, d) == HW.d_codes(want, d)).all()
+
+
+@pytest.mark.parametrize("d", ["f32", "f16"])
+def test_d_holds_every_sum_only_where_every_multiple_is_a_d_value(d):
+    """hardware model: ``_d_holds_every_sum(bound, q)`` (the shortcut's pass-free "D holds the
+    sum") is true only where every multiple of 2^q up to ``bound`` is a D value -- checked on the
+    largest such multiple and its neighbours, around D's subnormal floor and its top."""
+    p, emin = HW.D_PRECISION[d]
+    top = float(F.max_finite(d))
+    for q in range(emin - p - 3, (128 if d == "f32" else 16) - p + 2):
+        for bound in (np.ldexp(1.0, q + p + 1) - np.ldexp(1.0, q), np.ldexp(1.0, q + p + 1), top, np.ldexp(1.0, q + p)):
+            k = np.floor(bound / np.ldexp(1.0, q))
+            multiples = np.ldexp(np.array([k, k - 1, 1.0, 3.0]), q)
+            multiples = multiples[multiples <= bound]
+            if HW._d_holds_every_sum(float(bound), q, d):
+                assert HW._in_d(multiples, d).all() and HW._in_d(-multiples, d).all(), (q, bound)
