@@ -170,12 +170,29 @@ def _codes(f: Format, codes) -> np.ndarray:
     A code may only set the format's ``bits`` low bits; tf32 and ue4m3, whose ignored bits sit
     inside the code, may set any bit of their container.
     """
+    arr = _valid_codes(f, codes)
+    return arr.astype(f.code_dtype)
+
+
+def _in_range(arr: np.ndarray, allowed: int) -> bool:
+    """Whether every element of a fixed-width integer array lies in [0, allowed] (the bounds its
+    dtype already guarantees are not checked)."""
+    if arr.size == 0:
+        return True
+    unsigned = arr.dtype.kind == "u"
+    return (unsigned or arr.min() >= 0) and ((unsigned and arr.dtype.itemsize * 8 <= allowed.bit_length())
+                                             or arr.max() <= allowed)
+
+
+def _valid_codes(f: Format, codes) -> np.ndarray:
+    """Validated codes (see :func:`_codes`): fixed-width integers in range as given (any integer
+    dtype), others as a ``code_dtype`` array."""
     arr = np.asarray(codes)
     if not _is_integer_array(arr):
         raise _fail(f, expects_but_got(f"{f.name} code", "integers", arr.dtype.name))
     allowed = (1 << (f.container_bits if f.name in _IGNORED_BITS else f.bits)) - 1
-    if arr.dtype.kind in "iu" and (arr.size == 0 or (arr.min() >= 0 and arr.max() <= allowed)):
-        return arr.astype(f.code_dtype)            # fixed-width integers in range: no widening pass
+    if arr.dtype.kind in "iu" and _in_range(arr, allowed):
+        return arr                                 # fixed-width integers in range: no widening pass
     wide = _wide(arr)
     bad = (wide < 0) | (wide > allowed)
     if np.any(bad):
@@ -202,26 +219,29 @@ def decode(fmt: str | Format, codes, reading: str | None = None) -> np.ndarray:
     rounds first) and ue4m3 its bit 7.
     """
     f = get_format(fmt)
-    c = _codes(f, codes)
+    c = _valid_codes(f, codes)
     if not f.is_float:
         v = c.astype(np.int64)
         if f.signed:  # two's complement: codes >= 2^(bits-1) are negative
             v = np.where(v >= 1 << (f.bits - 1), v - (1 << f.bits), v)
         return np.asarray(v)
+    if f.container_bits <= 16:           # the same cast, once per code: a table lookup
+        return np.take(_value_table(f.name), c.astype(np.intp, copy=False))
+    c = c.astype(f.code_dtype)
     if f.name == "tf32" and resolve("Q-TF32-TRUNC", reading) == "round-nearest":
         c = tf32_rounded(c)
-    c = np.asarray(c & ~np.array(_IGNORED_BITS.get(f.name, 0), dtype=f.code_dtype))
-    if f.container_bits <= 16:           # the same cast, once per code: a table lookup
-        return _value_table(f.name)[c]
+    if f.name in _IGNORED_BITS:
+        c = np.asarray(c & ~np.array(_IGNORED_BITS[f.name], dtype=f.code_dtype))
     with np.errstate(invalid="ignore"):  # NaN codes cast to NaN
         return c.view(_STORAGE_TYPE[f.name]).astype(np.float64)
 
 
 @functools.lru_cache(maxsize=None)
 def _value_table(name: str) -> np.ndarray:
-    """float64 value of every code of a format of at most 16 bits (:func:`decode`'s cast, once)."""
+    """float64 value of every code of a format of at most 16 bits, its ignored bits (ue4m3's bit 7)
+    cleared first (:func:`decode`'s cast, once per code)."""
     f = FORMATS[name]
-    codes = np.arange(1 << f.container_bits).astype(f.code_dtype)
+    codes = np.arange(1 << f.container_bits).astype(f.code_dtype) & ~np.array(_IGNORED_BITS.get(name, 0), dtype=f.code_dtype)
     with np.errstate(invalid="ignore"):
         table = codes.view(_STORAGE_TYPE[f.name]).astype(np.float64)
     table.setflags(write=False)
@@ -461,6 +481,24 @@ def multiples_of_pow2(x, g: int) -> bool:
     if not (np.floor(y) == y).all():
         return False
     return g <= 0 or np.count_nonzero(y) == np.count_nonzero(x)     # g <= 0: the scaling cannot underflow
+
+
+LOWEST_BIT_SAMPLE = 256
+
+
+def lowest_bit_by_sample(x: np.ndarray, lowest_bit, none: int, sample: int = LOWEST_BIT_SAMPLE) -> int:
+    """``lowest_bit(x)`` -- the smallest last-set-bit exponent over the finite nonzero elements of
+    ``x``, ``none`` when there is none -- found on the first ``sample`` elements first: when every
+    element of ``x`` is a multiple of 2^g for the sample's g (:func:`multiples_of_pow2`, a few
+    cheap passes instead of the per-element bit work), no element's last set bit is below 2^g and
+    a sample element's is at 2^g, so g is the answer. Otherwise (or for small ``x``) the whole
+    array's. (Non-finite elements: Inf passes the multiples test and NaN fails it; neither
+    counts in ``lowest_bit``.)"""
+    if x.size > 2 * sample:
+        g = lowest_bit(x.flat[:sample])
+        if g != none and multiples_of_pow2(x, g):
+            return g
+    return lowest_bit(x)
 
 
 def all_values(fmt: str | Format) -> tuple[np.ndarray, np.ndarray]:

@@ -134,7 +134,8 @@ def _disabled_elements(words: tuple[int, ...], layout, n: int, lane_offset: int,
     for i, word in enumerate(words):
         bits |= word << (32 * i)
     where = DL.d_placement(layout, n, lane_offset)
-    out = disabled_lanes(bits, layout.cta_group, reading)[where[..., 0], where[..., 1]]
+    lane = where[..., 0] * DL.LANES + where[..., 1]              # (cta, lane) of each D element, flat
+    out = np.take(disabled_lanes(bits, layout.cta_group, reading).reshape(-1), lane)
     out.setflags(write=False)
     return out
 
@@ -145,9 +146,15 @@ def disabled_lanes(bits: int, cta_group: int, reading: str | None = None) -> np.
     cta_group::2 is spec question ``Q-DOL-2CTA``: ``cta-halves`` (the pick) -- bit b is lane b % 128
     of CTA b // 128; ``lanes-shared`` -- bit l < 128 is lane l of both CTAs, bits 128-255 unused."""
     if cta_group == 2 and resolve("Q-DOL-2CTA", reading) == "lanes-shared":
-        low = np.array([(bits >> b) & 1 for b in range(128)], dtype=bool)
+        low = _bit_vector(bits, 128)
         return np.stack([low, low])
-    return np.array([(bits >> b) & 1 for b in range(128 * cta_group)], dtype=bool).reshape(cta_group, 128)
+    return _bit_vector(bits, 128 * cta_group).reshape(cta_group, 128)
+
+
+def _bit_vector(bits: int, count: int) -> np.ndarray:
+    """bool[count]: bit b of the integer ``bits`` at index b (little-endian bytes, LSB first)."""
+    raw = np.frombuffer((bits & ((1 << count) - 1)).to_bytes(count // 8, "little"), dtype=np.uint8)
+    return np.unpackbits(raw, bitorder="little").astype(bool)
 
 
 def _logical_a(op: MmaOp, a, meta, metadata_context) -> tuple[np.ndarray, np.ndarray]:
@@ -250,26 +257,29 @@ def mma_models(op: MmaOp, a, b, c, *, models=MODELS, meta=None, scale_a=None, sc
     c = np.asarray(c)
     if c.shape != (op.m, op.n):
         raise _shape_err("C (D before the MMA)", (op.m, op.n), c.shape)
-    c_val = _decode_d(op.d_type, c)
-    fused = {model: _fused(op, model, a_val, b_val, c_val, sa, sb) for model in models}
     off = disabled_elements(op, lane_offset)
+    # C's values (and the check of its codes) where the MMA reads them: accumulated, or kept
+    c_val = _decode_d(op.d_type, c) if op.enable_input_d or off.any() else None
+    fused = {model: _fused(op, model, a_val, b_val, c_val, sa, sb) for model in models}
     return {model: _result(op, model, *fused[model], c, c_val, amb_rows, off) for model in models}
 
 
 def _fused(op: MmaOp, model: str, a_val, b_val, c_val, sa, sb):
-    """(D codes, values, tolerance) of one MMA under ``model`` from its multiplicands."""
+    """(D codes, values, tolerance) of one MMA under ``model`` from its multiplicands. Without
+    enable-input-d the numerics models get the C term as the scalar 0.0 (broadcast: no M x N
+    passes over zeros)."""
     shape = (op.m, op.n)
     if op.kind == "i8":
         c_term = c_val if op.enable_input_d else np.zeros(shape, dtype=np.int64)
         d_int = integer_mma(a_val, b_val, c_term, op.saturate)
         d, value, tol = F.encode("s32", d_int), d_int.astype(np.float64), np.zeros(shape)
     elif model == "spec":
-        c_term = (c_val * 2.0 ** -op.scale_input_d if op.scale_input_d else c_val) if op.enable_input_d else np.zeros(shape)
+        c_term = (c_val * 2.0 ** -op.scale_input_d if op.scale_input_d else c_val) if op.enable_input_d else 0.0
         value, tol = NS.spec_fused(op.kind, op.d_type, a_val, b_val, c_term, a_fmt=op.a_type, b_fmt=op.b_type,
                                    sa=sa, sb=sb, scale_fmt=op.scale_type)
         d = NS.representative_codes(value, op.d_type)
     else:
-        c_term = c_val if op.enable_input_d else np.zeros(shape)
+        c_term = c_val if op.enable_input_d else 0.0
         prm = HW.hw_params(op.kind, op.d_type)
         step = prm.step * (2 if op.sparse else 1)
         value = HW.hw_fused(op.kind, op.d_type, a_val, b_val, c_term, a_fmt=op.a_type, b_fmt=op.b_type,
@@ -281,13 +291,12 @@ def _fused(op: MmaOp, model: str, a_val, b_val, c_val, sa, sb):
 
 def _result(op: MmaOp, model: str, d, value, tol, c, c_val, amb_rows, off) -> MmaResult:
     """The MmaResult: disabled elements keep C, ambiguous rows marked where written."""
-    shape = (op.m, op.n)
     written = ~off
     if off.any():
         d = np.where(written, d, c.astype(d.dtype))
         value = np.where(written, value, c_val.astype(np.float64))
         tol = np.where(written, tol, 0.0)
-    ambiguous = np.broadcast_to(amb_rows[:, None], shape) & written
+    ambiguous = amb_rows[:, None] & written
     return MmaResult(d, value, tol, written, ambiguous, model if op.kind != "i8" else "exact")
 
 

@@ -158,11 +158,15 @@ def d_codes(values: np.ndarray, d_type: str) -> np.ndarray:
     """Codes of D values that are exact in D (NaN -> the canonical NaN of the tensor core)."""
     v = np.asarray(values, dtype=np.float64)
     nan = np.isnan(v)
+    any_nan = nan.any()
+    finite = np.where(nan, 0.0, v) if any_nan else v
     if d_type == "f32":
-        codes = np.where(nan, 0.0, v).astype(np.float32).view(np.uint32)
+        codes = finite.astype(np.float32).view(np.uint32)
     else:
-        codes = np.where(nan, 0.0, v).astype(np.float16).view(np.uint16)
-    return np.where(nan, np.array(CANONICAL_NAN[d_type], dtype=codes.dtype), codes)
+        codes = finite.astype(np.float16).view(np.uint16)
+    if any_nan:
+        codes[nan] = CANONICAL_NAN[d_type]
+    return codes
 
 
 # ----------------------------------------------------------------------------------------------
@@ -305,7 +309,13 @@ def _nominal_max(values: np.ndarray, fmt: str) -> int:
 
 
 def _lowest_bit(values: np.ndarray) -> int:
-    """Smallest exponent q with a nonzero value = odd * 2^q, over the nonzero values (-NO_EXP if none)."""
+    """Smallest exponent q with a nonzero value = odd * 2^q, over the nonzero values (-NO_EXP if
+    none): on a sample first, checked on all values (``formats.lowest_bit_by_sample``)."""
+    return F.lowest_bit_by_sample(values, _lowest_bit_of, -NO_EXP)
+
+
+def _lowest_bit_of(values: np.ndarray) -> int:
+    """:func:`_lowest_bit` element by element."""
     x = np.abs(values)
     nonzero = x != 0
     if not nonzero.all():
@@ -316,6 +326,29 @@ def _lowest_bit(values: np.ndarray) -> int:
     mant = np.ldexp(frac, 53).astype(np.int64)                 # exact: 53-bit significands
     lowest = np.ldexp((mant & -mant).astype(np.float64), e - 53)   # each value's last set bit, >= 2^-1074
     return int(np.frexp(lowest.min())[1]) - 1
+
+
+def _sums_bound(abs_a: np.ndarray, abs_b: np.ndarray, abs_c: np.ndarray, limit: float) -> float | None:
+    """An upper bound of every |A| @ |B| + |C| (the largest partial sum of any order) when one is
+    below ``limit`` = 2^(q + 53), all terms multiples of 2^q; else None. First the bound
+    sum_k max_m |A[m, k]| * max_n |B[k, n]| + max |C| (no M x K x N work; computed in float64 it
+    still reaches ``limit`` whenever the exact bound does: partial sums are exact below it and
+    rounding is monotone), then, where that reaches it, the largest element of the product."""
+    c_max = float(abs_c.max(initial=0.0))
+    if abs_a.size and abs_b.size:
+        bound = float(abs_a.max(axis=0) @ abs_b.max(axis=1)) + c_max
+        if bound < limit:
+            return bound
+    bound = float((abs_a @ abs_b + abs_c).max(initial=0.0))
+    return bound if bound < limit else None
+
+
+def _d_holds_every_sum(bound: float, q: int, d_type: str) -> bool:
+    """Whether every sum of multiples of 2^q of magnitude <= ``bound`` is a D value: 2^q no finer
+    than D's smallest subnormal, fewer than p + 1 significant bits (bound < 2^(q + p + 1)) and no
+    larger than D's largest finite value."""
+    p, emin = D_PRECISION[d_type]
+    return q >= emin - p and bound < math.ldexp(1.0, q + p + 1) and bound <= float(F.max_finite(d_type))
 
 
 def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type: str, prm: HwParams,
@@ -347,15 +380,22 @@ def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type:
     aa = a if sa is None else a * sa                           # exact: scales are short (<= 4 bits)
     bb = b if sb is None else b * sb
     c_term = np.ldexp(c, -c_shift) if c_shift else c
-    if (np.abs(aa) @ np.abs(bb) + np.abs(c_term)).max(initial=0.0) >= np.ldexp(1.0, q + 53):
+    s_bound = _sums_bound(np.abs(aa), np.abs(bb), np.abs(c_term), np.ldexp(1.0, q + 53))
+    if s_bound is None:
         return None                                            # a partial sum might round in float64
-    exact = aa @ bb + c_term                                   # the exact sum (bound above)
-    with np.errstate(over="ignore"):
-        in_d = exact.astype(np.float32 if d_type == "f32" else np.float16).astype(np.float64)
-    if (in_d == exact).all():                                  # D holds it: no rounding in any mode
-        return exact + 0.0                                     # (a zero sum is +0, as round_sum)
+    exact = aa @ bb                                            # the exact sum (bound above)
+    exact += c_term
+    if _d_holds_every_sum(s_bound, q, d_type) or _in_d(exact, d_type).all():   # no rounding in any mode
+        exact += 0.0                                           # (a zero sum is +0, as round_sum)
+        return exact
     units = np.ldexp(exact, -q).astype(np.int64)               # in units of 2^q
     return round_sum(units, np.full(units.shape, q, dtype=np.int64), d_type, prm.rounding, overflow)
+
+
+def _in_d(values: np.ndarray, d_type: str) -> np.ndarray:
+    """Where a float64 value is a D value (its cast to D's format, compared in float64, is itself)."""
+    with np.errstate(over="ignore"):
+        return values.astype(np.float32 if d_type == "f32" else np.float16) == values
 
 
 def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None, sb=None,
@@ -365,7 +405,7 @@ def hw_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=None
     """D values (float64, exact in D; NaN = canonical) of one MMA on logical operand values.
 
     ``a`` M x K, ``b`` K x N (values after negation / sparsity / masking), ``c`` M x N in D's
-    format (0 when enable-input-d is false), ``sa``/``sb`` scale values broadcast along K
+    format, or a scalar for every element (0 when enable-input-d is false), ``sa``/``sb`` scale values broadcast along K
     (M x K, K x N) for block-scaled kinds, ``c_shift`` = scale-input-d (C's exponent - s).
     ``step`` overrides L (sparse MMAs pass 2 L). ``shortcut=False`` always takes the term-by-term
     path (steps 1-4) instead of :func:`lossless_step` where that applies (same bits). ``reading``:

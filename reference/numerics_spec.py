@@ -93,6 +93,13 @@ def lsb_exponent(x: np.ndarray) -> np.ndarray:
 
 
 def min_lsb_exponent(x: np.ndarray) -> int:
+    """min of :func:`lsb_exponent` over the finite nonzero elements of ``x`` (2^30 if none): on a
+    sample of ``x`` first, checked on all of it (``formats.lowest_bit_by_sample``), else
+    :func:`_min_lsb_exponent` of all of it."""
+    return F.lowest_bit_by_sample(np.asarray(x, dtype=np.float64), _min_lsb_exponent, 1 << 30)
+
+
+def _min_lsb_exponent(x: np.ndarray) -> int:
     """min of :func:`lsb_exponent` over the finite nonzero elements of ``x`` (2^30 if none), in a
     few passes: each element's lowest set bit as a float64 power of two, then the exponent of
     their minimum.
@@ -131,7 +138,8 @@ def spec_fused(kind: str, d_type: str, a, b, c, *, a_fmt: str, b_fmt: str, sa=No
     """(exact value V, tolerance) of D = A*B + C for each element; see the module docstring.
 
     ``a`` M x K, ``b`` K x N are operand values (after sparsity, negation, masking), ``c`` the C
-    term (already multiplied by 2^-scale-input-d; zeros when enable-input-d is false), ``sa``/``sb``
+    term, M x N or a scalar for all elements (already multiplied by 2^-scale-input-d; 0 when
+    enable-input-d is false), ``sa``/``sb``
     scale values broadcast along K. ``shortcut=False`` always takes the per-element path (the
     shortcut: see ``_all_exact``; both give the same result, which tests check).
     """
@@ -145,22 +153,34 @@ def _exact_tolerance(v: np.ndarray, d_type: str) -> np.ndarray:
     ulp of D (the single rounding to D)."""
     p_d, emin_d, max_d = D_PRECISION[d_type]
     with np.errstate(over="ignore"):
-        in_d = (v.astype(np.float32 if d_type == "f32" else np.float16).astype(np.float64) == v) & (np.abs(v) <= max_d)
+        in_d = (v.astype(np.float32 if d_type == "f32" else np.float16) == v) & (np.abs(v) <= max_d)
     if in_d.all():
         return np.zeros(v.shape)
     return np.where(in_d, 0.0, _ulp(np.abs(v), p_d, emin_d))
 
 
-def _all_exact(abs_a, abs_b, c, total_abs, p_acc, emin_acc) -> bool:
+def total_abs_bound(abs_a: np.ndarray, abs_b: np.ndarray, abs_c_max: float) -> float:
+    """An upper bound of every element of S = |A| @ |B| + |C|, in a few passes over A and B (no
+    M x K x N work): sum over k of max_m |A[m, k]| * max_n |B[k, n]|, plus max |C|.
+
+    Computed in float64 it is still >= every S as the exactness tests use it: the terms are
+    multiples of 2^g, so the sum is exact while below 2^(g + 53), and once a partial sum reaches a
+    power of two at or above that, rounding (monotone) keeps it there."""
+    if abs_a.size == 0 or abs_b.size == 0:
+        return abs_c_max
+    return float(abs_a.max(axis=0) @ abs_b.max(axis=1)) + abs_c_max
+
+
+def _all_exact(abs_a, abs_b, c, s_max: float, p_acc, emin_acc) -> bool:
     """Whether every element's accumulation is exact, from whole-matrix bounds (a sufficient
     condition for ``_exact_elements`` marking every element): every term of every element is a
     multiple of 2^g, g = min(lsb over A + lsb over B, lsb over C) <= each element's own g, so
-    g >= emin - P + 1 and max S < 2^(g + P) give each element's condition. Inputs finite.
+    g >= emin - P + 1 and ``s_max`` (max S, or an upper bound of it) < 2^(g + P) give each
+    element's condition. Inputs finite.
 
-    Written as g >= G, G = max(emin - P + 1, floor(log2 max S) - P + 1) (the two conditions;
+    Written as g >= G, G = max(emin - P + 1, floor(log2 s_max) - P + 1) (the two conditions;
     integers): the lsb of the small A and B, and for C (M x N) only whether every element is a
     multiple of 2^G (``formats.multiples_of_pow2``), which is cheaper than its lsb."""
-    s_max = float(total_abs.max(initial=0.0))
     if s_max == 0.0:
         return True
     log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
@@ -185,14 +205,25 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
 
     value = aa_f @ bb_f
     value += c_f
-    total_abs = abs_a @ abs_b
     scratch = np.abs(c_f)
-    total_abs += scratch
-
     sub_a = _subnormal(a, a_fmt) | (False if sa is None else _subnormal(sa, scale_fmt))
     sub_b = _subnormal(b, b_fmt) | (False if sb is None else _subnormal(np.asarray(sb), scale_fmt))
+    subnormal_in = sub_a.any() or sub_b.any()
+    over_limit = 2.0 ** 128 if p_acc == 24 else 65520.0
+    s_bound = None
+    if shortcut and not subnormal_in and special is None:
+        # the whole-matrix shortcut on a bound of S first: no |A| @ |B| when it passes
+        s_bound = total_abs_bound(abs_a, abs_b, float(scratch.max(initial=0.0)))
+        if s_bound < over_limit and _all_exact(abs_a, abs_b, c_f, s_bound, p_acc, emin_acc):
+            # every element exact, none overflows; where the accumulator is D's own format, every
+            # V (a sum without rounding in it) is a D value: nothing to check
+            in_d = (p_acc, emin_acc) == (p_d + 1, emin_d)
+            return value, np.zeros(value.shape) if in_d else _exact_tolerance(value, d_type)
+    total_abs = abs_a @ abs_b
+    total_abs += scratch
+
     s_prime, flush, touched = total_abs, None, None
-    if sub_a.any() or sub_b.any():
+    if subnormal_in:
         # flush: sum of |t| over terms with a subnormal factor (one matmul on stacked operands)
         flush = np.hstack([abs_a * sub_a, abs_a]) @ np.vstack([abs_b, abs_b * sub_b])
         nom_a = np.where(sub_a, np.maximum(abs_a, _nominal(a_fmt, sa, sub_a.shape)), abs_a)
@@ -201,9 +232,11 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
         s_prime += scratch
         touched = sub_a.any(axis=1)[:, None] | sub_b.any(axis=0)[None, :]
 
-    over = s_prime >= (2.0 ** 128 if p_acc == 24 else 65520.0)
-    if shortcut and touched is None and special is None and _all_exact(abs_a, abs_b, c_f, total_abs, p_acc, emin_acc):
-        tol = _exact_tolerance(value, d_type)    # every element exact
+    over = s_prime >= over_limit
+    s_max = float(total_abs.max(initial=0.0))
+    retry = s_bound is not None and (s_max != s_bound or s_bound >= over_limit)     # else: the same test
+    if retry and _all_exact(abs_a, abs_b, c_f, s_max, p_acc, emin_acc):
+        tol = _exact_tolerance(value, d_type)    # every element exact (the bound was loose, or overflows)
         tol[over] = np.inf
         return value, tol
     work = np.empty_like(value)
@@ -220,7 +253,7 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
     steps += (k + 1) * 2.0 ** -27
     acc_err = _ulp(s_prime, p_acc - 1, emin_acc, out=s_prime)      # S' is not needed after this
     acc_err *= steps
-    tol = np.abs(value, out=scratch)
+    tol = np.abs(value, out=scratch) if scratch.shape == value.shape else np.abs(value)
     tol += acc_err
     _ulp(tol, p_d, emin_d, out=tol)
     tol += acc_err
@@ -257,7 +290,7 @@ def _exact_elements(abs_a, abs_b, c, total_abs, p_acc, emin_acc, touched, work):
         return None
     rows, cols = np.nonzero(cand)
     s = total_abs[rows, cols]
-    g = np.minimum(g_a[rows] + g_b[cols], lsb_exponent(c[rows, cols]))
+    g = np.minimum(g_a[rows] + g_b[cols], lsb_exponent(np.broadcast_to(c, total_abs.shape)[rows, cols]))
     log_s = (s.view(np.int64) >> 52) - 1023
     ok = (s == 0) | ((g >= emin_acc - p_acc + 1) & (log_s < g + p_acc))
     exact = np.zeros(total_abs.shape, dtype=bool)

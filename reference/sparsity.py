@@ -41,6 +41,7 @@ chunks with indices 0 and 2), and CuTe's metadata layouts (value index increases
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,7 +119,8 @@ def nibble_status(pattern: SparsePattern, nibbles, context: str = "tcgen05") -> 
 def check_metadata(pattern: SparsePattern, meta, context: str = "tcgen05") -> np.ndarray:
     """Raise SpecError on the first UNDEFINED nibble; return the per-nibble status array."""
     nib = _nibbles(meta)
-    status = nibble_status(pattern, nib, context)
+    _check_context(context)
+    status = np.take(_status_table(pattern, context), nib)
     bad = status == UNDEFINED
     if np.any(bad):
         where = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -133,9 +135,18 @@ def check_metadata(pattern: SparsePattern, meta, context: str = "tcgen05") -> np
     return status
 
 
+@functools.lru_cache(maxsize=None)
+def _status_table(pattern: SparsePattern, context: str) -> np.ndarray:
+    """:func:`nibble_status` of each nibble 0..15 (read-only), indexed by validated metadata."""
+    table = nibble_status(pattern, np.arange(16), context)
+    table.setflags(write=False)
+    return table
+
+
 def _nibbles(meta) -> np.ndarray:
+    """Metadata as int64 nibbles, after checking each is 0..15 (unsigned: only the largest)."""
     nib = np.asarray(meta)
-    if nib.dtype.kind not in "iu" or np.any((nib < 0) | (nib > 15)):
+    if nib.dtype.kind not in "iu" or (nib.size and (nib.max() > 15 or (nib.dtype.kind == "i" and nib.min() < 0))):
         raise SpecError(SECTION, "metadata", expects_but_got("metadata nibbles", "integers 0..15", nib.dtype.name
                         if nib.dtype.kind not in "iu" else int(nib[(nib < 0) | (nib > 15)].flat[0])))
     return nib.astype(np.int64)
@@ -187,12 +198,36 @@ def expand(pattern: SparsePattern, compressed, meta, *, fill=0) -> np.ndarray:
     nib = _nibbles(meta)
     k = _check_shapes(pattern, comp, nib)
     m, chunks = nib.shape
-    pos = kept_positions(pattern, nib)                                 # (M, chunks, kept)
-    cols = pos + (np.arange(chunks) * pattern.chunk)[None, :, None]
-    dense = np.full((m, k), fill, dtype=comp.dtype)
-    rows = np.broadcast_to(np.arange(m)[:, None, None], cols.shape)
-    dense[rows.reshape(-1), cols.reshape(-1)] = comp.reshape(m, chunks, pattern.kept).reshape(-1)
-    return dense
+    pos = np.take(_position_table(pattern, resolve("Q-META-0110", None)), nib, axis=0)    # (M, chunks, kept)
+    if pos.size and pos.min() < 0:
+        kept_positions(pattern, nib)                                   # names no layout: raises
+    flat = pos + _chunk_starts(m, chunks, pattern.chunk)              # (row * chunks + j) * chunk + pos
+    dense = np.full(m * k, fill, dtype=comp.dtype)
+    dense[flat.reshape(-1)] = comp.reshape(-1)
+    return dense.reshape(m, k)
+
+
+@functools.lru_cache(maxsize=None)
+def _position_table(pattern: SparsePattern, reading: str) -> np.ndarray:
+    """int64[16, kept] (read-only): :func:`kept_positions` of each nibble under spec question
+    ``Q-META-0110``'s ``reading``; -1 for nibbles that name no layout (kept_positions raises)."""
+    table = np.full((16, pattern.kept), -1, dtype=np.int64)
+    for nibble in range(16):
+        try:
+            table[nibble] = kept_positions(pattern, np.array([nibble]), reading)[0]
+        except SpecError:
+            pass
+    table.setflags(write=False)
+    return table
+
+
+@functools.lru_cache(maxsize=256)
+def _chunk_starts(m: int, chunks: int, chunk: int) -> np.ndarray:
+    """int64[m, chunks, 1] (read-only): flat index of the first element of each chunk of an
+    m x (chunks * chunk) matrix."""
+    starts = (np.arange(m * chunks, dtype=np.int64) * chunk).reshape(m, chunks, 1)
+    starts.setflags(write=False)
+    return starts
 
 
 def compress(pattern: SparsePattern, dense, *, nonzero=None) -> tuple[np.ndarray, np.ndarray]:

@@ -147,3 +147,25 @@ def test_worker_queue_includes_the_item_already_taken_as_next():
     config = SimpleNamespace(workerinput={}, pluginmanager=SimpleNamespace(get_plugins=lambda: [object(), interactor]))
     assert _worker_queue(config) == {4, 5, 6}
     assert _worker_queue(SimpleNamespace()) is None
+
+
+def test_section_verdicts_per_element():
+    """``section_mismatch`` / ``unwritten`` element by element, written out by hand: a zero mask
+    compares nothing (not even the poison), a partial mask only its bits, a predicate replaces
+    bit equality wherever it is given, and the poison counts as unwritten only where the expected
+    defined bits differ from it."""
+    import numpy as np
+
+    from conformance.harness.execute_compare import section_mismatch, unwritten
+    from conformance.harness.oracles.common import Section
+
+    poison = 0xDEADBEEF
+    sec = Section("s", np.arange(5), [1, 2, 3, 0x1234, poison], [0xFFFFFFFF, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF])
+    actual = np.array([1, poison, 4, 0xABCD1234, poison], dtype=np.uint32)
+    assert section_mismatch(sec, actual).tolist() == [False, False, True, False, False]
+    assert unwritten(sec, actual).tolist() == [False, False, False, False, False]
+    actual[0] = poison
+    assert unwritten(sec, actual).tolist() == [True, False, False, False, False]
+    assert not unwritten(sec, np.array([1, 2, 3, 4, 5], dtype=np.uint32)).any()
+    odd = Section("p", np.arange(3), [0, 0, 0], [0, 0, 0], accept=lambda w: w % 2 == 1)
+    assert section_mismatch(odd, np.array([1, 2, 3], dtype=np.uint32)).tolist() == [False, True, False]

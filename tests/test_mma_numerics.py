@@ -464,7 +464,7 @@ def test_spec_all_exact_equals_its_lsb_definition(seed, c_exp, c_spread, acc, ab
     s_max = float(total.max())
     log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
     want = s_max == 0.0 or (g >= emin_acc - p_acc + 1 and log_s < g + p_acc)
-    assert NS._all_exact(abs_a, abs_b, c, total, p_acc, emin_acc) == want
+    assert NS._all_exact(abs_a, abs_b, c, s_max, p_acc, emin_acc) == want
 
 
 @settings(max_examples=200, deadline=None)
@@ -490,6 +490,31 @@ def test_min_lsb_exponent_is_the_min_of_lsb_exponent(seed, e, spread, zeros, spe
     assert HW._lowest_bit(finite) == (want if finite_nonzero.size else -HW.NO_EXP)
 
 
+@pytest.mark.parametrize("where", ["in the sample", "after the sample", "nowhere"])
+@pytest.mark.parametrize("special", [None, np.inf, np.nan])
+def test_lowest_bit_by_sample_equals_the_whole_array(where, special):
+    """Both models' lowest-bit minimum on arrays larger than the sample (``formats.
+    lowest_bit_by_sample``): the same as element by element whether the lowest bit lies in the
+    sample, only after it, or the sample has the minimum; zeros, subnormals and a non-finite
+    element (spec: ignored; Inf passes the multiples check, NaN fails it) included."""
+    rng = np.random.default_rng(len(where))
+    x = rng.integers(-64, 65, (60, 40)) * 2.0 ** -3                   # lowest bit 2^-3 mostly in the sample
+    x[::3] = 0.0
+    if where == "after the sample":
+        x[-1, -1] = 2.0 ** -1070 * 3                                 # subnormal, only element at 2^-1070
+    elif where == "in the sample":
+        x[0, 1] = 2.0 ** -9
+    if special is not None:
+        x[30, 7] = special
+    finite_nonzero = x[np.isfinite(x) & (x != 0)]
+    want = int(NS.lsb_exponent(finite_nonzero).min())
+    assert NS.min_lsb_exponent(x) == NS._min_lsb_exponent(x) == want
+    finite = np.where(np.isfinite(x), x, 0.0)
+    assert HW._lowest_bit(finite) == HW._lowest_bit_of(finite) == want
+    assert NS.min_lsb_exponent(np.zeros((60, 40))) == 1 << 30 and HW._lowest_bit(np.zeros((60, 40))) == -HW.NO_EXP
+    assert NS.min_lsb_exponent(x * 2.0 ** 40) == want + 40            # g > 0: the multiples check's underflow branch
+
+
 @settings(max_examples=200, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), e=st.integers(-1074, 1000), spread=st.integers(0, 80),
        g=st.integers(-1200, 1100), zeros=st.booleans())
@@ -503,3 +528,46 @@ def test_multiples_of_pow2_is_the_lsb_test(seed, e, spread, g, zeros):
         x[::3] = 0.0
     want = bool((NS.lsb_exponent(x[x != 0]) >= g).all())
     assert F.multiples_of_pow2(x, g) == want
+
+
+@pytest.mark.parametrize("shortcut", [True, False])
+@pytest.mark.parametrize("inputs", ["exact", "random", "special", "subnormal"])
+def test_a_scalar_zero_c_is_a_matrix_of_zeros(shortcut, inputs):
+    """Both models take the C term as a scalar (what the MMA passes without enable-input-d) and
+    give what an M x N matrix of +0 gives, bit for bit, on the shortcut and the per-element paths."""
+    rng = np.random.default_rng(len(inputs))
+    if inputs == "exact":
+        a, b = rng.integers(-3, 4, (8, 32)) * 0.5, rng.integers(-3, 4, (32, 6)) * 0.25
+    else:
+        a = F.decode("e4m3", rng.integers(0, 256, (8, 32)))
+        b = F.decode("e5m2", rng.integers(0, 256, (32, 6)))
+        if inputs == "random":
+            a, b = np.where(np.isfinite(a), a, 0.0), np.where(np.isfinite(b), b, 0.0)
+        elif inputs == "subnormal":
+            a, b = np.where(np.isfinite(a), a, 0.0), np.where(np.isfinite(b), b, 0.0)
+            a[:, :4] = 2.0 ** -9
+    zeros = np.zeros((8, 6))
+    args = dict(a_fmt="e4m3", b_fmt="e5m2")
+    for d in ("f32", "f16"):
+        got = NS.spec_fused("f8f6f4", d, a, b, 0.0, **args, shortcut=shortcut)
+        want = NS.spec_fused("f8f6f4", d, a, b, zeros, **args, shortcut=shortcut)
+        assert all(np.array_equal(g, w, equal_nan=True) and g.shape == (8, 6) for g, w in zip(got, want, strict=True))
+        got = HW.hw_fused("f8f6f4", d, a, b, 0.0, **args, shortcut=shortcut)
+        want = HW.hw_fused("f8f6f4", d, a, b, zeros, **args, shortcut=shortcut)
+        assert got.shape == (8, 6) and (HW.d_codes(got, d) == HW.d_codes(want, d)).all()
+
+
+@pytest.mark.parametrize("d", ["f32", "f16"])
+def test_d_holds_every_sum_only_where_every_multiple_is_a_d_value(d):
+    """hardware model: ``_d_holds_every_sum(bound, q)`` (the shortcut's pass-free "D holds the
+    sum") is true only where every multiple of 2^q up to ``bound`` is a D value -- checked on the
+    largest such multiple and its neighbours, around D's subnormal floor and its top."""
+    p, emin = HW.D_PRECISION[d]
+    top = float(F.max_finite(d))
+    for q in range(emin - p - 3, (128 if d == "f32" else 16) - p + 2):
+        for bound in (np.ldexp(1.0, q + p + 1) - np.ldexp(1.0, q), np.ldexp(1.0, q + p + 1), top, np.ldexp(1.0, q + p)):
+            k = np.floor(bound / np.ldexp(1.0, q))
+            multiples = np.ldexp(np.array([k, k - 1, 1.0, 3.0]), q)
+            multiples = multiples[multiples <= bound]
+            if HW._d_holds_every_sum(float(bound), q, d):
+                assert HW._in_d(multiples, d).all() and HW._in_d(-multiples, d).all(), (q, bound)

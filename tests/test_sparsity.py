@@ -143,3 +143,28 @@ def test_sparsity_selector_rules():
     assert SP.check_sparsity_selector("f16", 2) == 2
     with pytest.raises(SpecError):
         SP.check_sparsity_selector("tf32", 4)
+
+
+@pytest.mark.parametrize("reading", ["as-listed", "as-ordered"])
+def test_expand_places_every_nibble_as_kept_positions_says(reading):
+    """``expand`` (nibbles looked up in a per-pattern table) puts each kept element where
+    ``kept_positions`` names it, for every nibble that names a layout, under both readings of
+    Q-META-0110; a nibble naming none is refused as before."""
+    from reference.spec_questions import following
+
+    for pattern in (SP.PATTERN_1_2, SP.PATTERN_2_4, SP.PATTERN_4_8):
+        for nibble in range(16):
+            meta = np.array([[nibble, 0b0100 if pattern.kept == 1 else 0b1000]])
+            comp = np.arange(1, 2 * pattern.kept + 1).reshape(1, -1) * 11
+            with following({"Q-META-0110": reading}):
+                try:
+                    pos = SP.kept_positions(pattern, meta, reading=reading)
+                except SpecError:
+                    with pytest.raises(SpecError):
+                        SP.expand(pattern, comp, meta)
+                    continue
+                got = SP.expand(pattern, comp, meta)
+            want = np.zeros((1, 2 * pattern.chunk), dtype=comp.dtype)
+            for j in range(2):
+                want[0, j * pattern.chunk + pos[0, j]] = comp[0, j * pattern.kept:(j + 1) * pattern.kept]
+            np.testing.assert_array_equal(got, want)

@@ -40,20 +40,23 @@ def _is_nan(words: np.ndarray, value_type: str) -> np.ndarray:
 
 
 def section_mismatch(section: Section, actual: np.ndarray) -> np.ndarray:
-    """bool array: elements of ``section`` whose actual word is not acceptable."""
-    compared = section.mask != 0
+    """bool array: elements of ``section`` whose actual word is not acceptable (by the predicate
+    where there is one, else in the compared bits: a zero mask compares nothing)."""
     if section.accept is not None:
         bad = ~np.asarray(section.accept(actual), dtype=bool)
     else:
         bad = ((actual ^ section.expected) & section.mask) != 0
     if section.nan_any is not None:
         bad &= ~(section.nan_any & _is_nan(actual, section.value_type))
-    return bad & (compared | (section.accept is not None))
+    return bad
 
 
 def unwritten(section: Section, actual: np.ndarray) -> np.ndarray:
     """Defined elements whose word still holds the poison the host wrote before the launch."""
-    return (actual == np.uint32(POISON)) & (section.mask != 0) & ((section.expected & section.mask) != (POISON & section.mask))
+    poison = actual == np.uint32(POISON)
+    if not poison.any():                  # (the usual case: no element to look at further)
+        return poison
+    return poison & (section.mask != 0) & ((section.expected & section.mask) != (POISON & section.mask))
 
 
 def compare_case(expected: Expected, outputs: np.ndarray, *, section_id: str, case_id: str, repro: str) -> None:

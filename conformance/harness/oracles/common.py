@@ -45,8 +45,16 @@ class Section:
 
     def __post_init__(self) -> None:
         self.index = np.asarray(self.index, dtype=np.int64)
-        self.expected = np.broadcast_to(np.asarray(self.expected, dtype=np.uint32), self.index.shape).copy()
-        self.mask = np.broadcast_to(np.asarray(self.mask, dtype=np.uint32), self.index.shape).copy()
+        self.expected = _words(self.expected, self.index.shape)
+        self.mask = _words(self.mask, self.index.shape)
+
+
+def _words(x, shape: tuple[int, ...]) -> np.ndarray:
+    """``x`` as uint32 words of ``shape``: an array of that shape and dtype is taken as it is (a
+    section is never written to, so it may share memory with what its oracle passed), anything
+    else converted or broadcast into a new array."""
+    arr = np.asarray(x, dtype=np.uint32)
+    return arr if arr.shape == shape else np.broadcast_to(arr, shape).copy()
 
 
 @dataclass
@@ -108,8 +116,8 @@ def region_grid(p: OutPiece, out_words: int, ctas: int, ncols: int) -> np.ndarra
 @functools.lru_cache(maxsize=1024)
 def _region_grid(offset: int, cols: int, out_words: int, ctas: int, ncols: int) -> np.ndarray:
     p = OutPiece("region", offset, LANES, cols)
-    c, lane, col = np.meshgrid(np.arange(ctas), np.arange(LANES), np.arange(ncols), indexing="ij")
-    idx = region_index(p, out_words, c, lane, col).reshape(ctas * LANES, ncols)
+    c, lane, col = np.arange(ctas)[:, None, None], np.arange(LANES)[None, :, None], np.arange(ncols)[None, None, :]
+    idx = region_index(p, out_words, c, lane, col).reshape(ctas * LANES, ncols)     # (broadcast)
     idx.setflags(write=False)
     return idx
 

@@ -31,22 +31,27 @@ from conformance.harness.oracles.common import (
     OutPiece,
     Section,
     piece,
-    region_index,
+    region_grid,
     region_sections,
 )
 from generators.inputs.types import NUMERICS
-from reference.datapath_layouts import d_placement, layout_for
+from reference.datapath_layouts import d_flat_index, d_placement, layout_for
 from reference.mma_semantics import mma, mma_models
 from reference.numerics_spec import spec_accepts
 from reference.tmem_mma_operands import column_blocks
 
 
 def _exact_check(op, hw, spec, case_id: str) -> None:
-    written = hw.written & ~hw.ambiguous
-    if ((spec.d_tol != 0) & written).any():
+    """Spec tolerance 0 and the two models' codes equal on every compared element (written, not
+    ambiguous); the compared-element mask is only built when some element would fail."""
+    inexact = spec.d_tol != 0
+    if inexact.any() and (inexact & hw.written & ~hw.ambiguous).any():
         raise OracleError(f"{case_id}: inputs are not exact by construction (spec tolerance {float(spec.d_tol.max()):g})")
     hw_d, spec_d = np.asarray(hw.d), np.asarray(spec.d)
     same = hw_d == spec_d if hw_d.dtype == spec_d.dtype else hw_d.astype(np.uint32) == spec_d.astype(np.uint32)
+    if same.all():
+        return
+    written = hw.written & ~hw.ambiguous
     if (~same & written).any():
         i, j = (int(v) for v in np.argwhere(~same & written)[0])
         raise OracleError(f"{case_id}: spec and hardware models disagree at D({i}, {j}) on exact inputs")
@@ -97,33 +102,51 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
     p = piece(spec, inputs.record, "region")
     idx, flat, covered = _d_cells(layout, op.n, lg.lane_offset, p.offset, p.cols, inputs.out_words,
                                   region.before.shape)
-    before = region.before.reshape(-1)[flat]
+    spec_tolerance = mode == NUMERICS and numerics == "spec"
+    # the old cells of D (gathered only where some element keeps its own, or for the tolerance)
+    before = region.before.reshape(-1)[flat] if spec_tolerance or not results.written.all() else None
     bits = 16 if op.d_type == "f16" else 32
-    d_codes = np.asarray(results.d).astype(np.uint32)
-    expected = np.where(results.written, d_codes, before)
-    mask = np.where(results.written, np.uint32((1 << bits) - 1), np.uint32(FULL))
-    mask = np.where(results.ambiguous, np.uint32(0), mask)
+    d_codes = np.asarray(results.d).astype(np.uint32, copy=False)
+    expected, mask = _d_expected(results, d_codes, before, np.uint32((1 << bits) - 1))
     value_type = {"f32": "f32", "f16": "f16", "s32": "s32"}[op.d_type]
     accept = None
-    if mode == NUMERICS and numerics == "spec":
+    if spec_tolerance:
         accept = _spec_acceptor(op.d_type, results, before)
     sections = [Section("D", idx, expected, mask, value_type=value_type, accept=accept, labels=("row i", "col j"))]
     sections.append(region_sections("TMEM outside D", p, inputs.out_words, region.before, region.known, exclude=covered))
     return sections
 
 
+def _d_expected(results, d_codes: np.ndarray, before: np.ndarray, d_bits: np.uint32):
+    """(expected word, compared bits) of each D element: written elements hold D's code (``d_bits``
+    compared), disabled ones keep their old cell (all 32 bits), ambiguous ones compare nothing.
+    (Without disable-output-lane every element is written: no selection, and ``before`` may be None.)"""
+    if results.written.all():
+        expected, mask = d_codes, np.full(d_codes.shape, d_bits, dtype=np.uint32)
+    else:
+        expected = np.where(results.written, d_codes, before)
+        mask = np.where(results.written, d_bits, np.uint32(FULL))
+    if results.ambiguous.any():
+        mask = np.where(results.ambiguous, np.uint32(0), mask)
+    return expected, mask
+
+
 @functools.lru_cache(maxsize=1024)
 def _d_cells(layout, n: int, lane_offset: int, offset: int, cols: int, out_words: int, shape: tuple[int, int, int]):
     """(output word of each D[i][j], its flat cell in the ``shape`` region, bool cells D covers) of
     D placed by ``reference.datapath_layouts.d_placement`` (read-only; one per layout, N, lane
-    alignment, region piece (its first word and width) and region shape)."""
+    alignment, region piece (its first word and width) and region shape). The output words are
+    those of the cells in the region's grid of words (``region_grid``, which the rest of the
+    region's section uses too)."""
     p = OutPiece("region", offset, LANES, cols)
-    where = d_placement(layout, n, lane_offset)
-    cta, lane, col = where[..., 0], where[..., 1], where[..., 2]
-    idx = region_index(p, out_words, cta, lane, col)
-    flat = np.ravel_multi_index((cta, lane, col), shape)
+    if shape[:2] == (layout.cta_group, LANES):      # the region D's synthesis placed C in (cached there)
+        flat = d_flat_index(layout, n, lane_offset, shape[2])
+    else:
+        where = d_placement(layout, n, lane_offset)
+        flat = np.ravel_multi_index((where[..., 0], where[..., 1], where[..., 2]), shape)
+    idx = region_grid(p, out_words, shape[0], shape[2]).reshape(-1)[flat]
     covered = np.zeros(shape, dtype=bool)
-    covered[cta, lane, col] = True
+    covered.reshape(-1)[flat] = True
     for arr in (idx, flat, covered):
         arr.setflags(write=False)
     return idx, flat, covered
