@@ -45,6 +45,7 @@ from reference.datapath_layouts import columns_used, d_flat_index, layout_for
 from reference.errors import SpecError
 from reference.mma_qualifiers import MmaOp
 from reference.smem_choice import choose_layout
+from reference.smem_image import tile_footprint
 from reference.smem_layout import element_storage
 from reference.zero_column_mask import MAX_COLUMN_SHIFT, ZeroColumnMaskDescriptor
 
@@ -327,7 +328,7 @@ def padded_layout(layout, mn: int, k: int, rng):
     collide is not used."""
     core = 128
     groups = -(-layout.leading_byte_offset // core)          # compact LBO = 128 x (groups SBO apart)
-    kgroups = int(layout.bit_offsets(mn, k).max()) // 8 // layout.leading_byte_offset + 1   # LBO apart
+    kgroups = tile_footprint(layout, mn, k)[2] // 8 // layout.leading_byte_offset + 1   # LBO apart
     if rng.random() < 0.5:
         sbo = core + 16 * int(rng.integers(1, 8))
         lbo = sbo * groups
@@ -337,10 +338,11 @@ def padded_layout(layout, mn: int, k: int, rng):
         lo = core * kgroups // 16
         sbo = 16 * int(rng.integers(lo, max(lo, min(top, (1 << 14) - 1)) + 1))
     out = replace(layout, leading_byte_offset=lbo, stride_byte_offset=sbo)
-    bits = np.sort(out.bit_offsets(mn, k).ravel())
-    if (bits[1:] == bits[:-1]).any() or int(bits[-1]) // 8 > PAD_IMAGE_LIMIT:
+    try:
+        last = tile_footprint(out, mn, k)[2]          # the last element's bit offset
+    except SpecError:                                  # elements collide
         return layout
-    return out
+    return layout if last // 8 > PAD_IMAGE_LIMIT else out
 
 
 def _rows_by_cta(layout, lane_offset: int):
