@@ -153,10 +153,10 @@ def relocate(rec: dict, shift: int) -> None:
 
 def region_bytes(cells: np.ndarray) -> bytes:
     """A preload region ``uint32[128 lanes, ncols]`` as the kernel reads it ([lane][column] u32)."""
-    arr = np.asarray(cells, dtype=np.uint32)
+    arr = np.asarray(cells, dtype="<u4")
     if arr.ndim != 2 or arr.shape[0] != LANES:
         raise ValueError(f"preload region expects shape (128, ncols), but got {arr.shape}")
-    return arr.astype("<u4").tobytes()
+    return arr.tobytes()
 
 
 def register_bytes(regs: np.ndarray) -> bytes:

@@ -20,6 +20,7 @@ lane alignment 16 in half of their cases (§9.7.16.10.5 table); the synchronizat
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass, replace
 
@@ -75,15 +76,15 @@ def tmem_columns(widths: dict[str, int], rng) -> TmemColumns:
     free = COLUMNS - sum(widths[n] for n in names)
     if free < 0:
         raise ValueError(f"Tensor Memory regions expect at most {COLUMNS} columns in all, but got {COLUMNS - free}")
-    order = [names[i] for i in rng.permutation(len(names))]
-    cuts = np.sort(rng.integers(0, free + 1, size=len(order)))
+    order = [names[i] for i in rng.permutation(len(names)).tolist()]
+    cuts = sorted(rng.integers(0, free + 1, size=len(order)).tolist())
     out, col, prev = {}, 0, 0
     for name, cut in zip(order, cuts, strict=True):
-        col += int(cut) - prev
-        prev = int(cut)
+        col += cut - prev
+        prev = cut
         out[name] = col
         col += widths[name]
-    return replace(FIXED_COLUMNS, **out)
+    return TmemColumns(**out)
 
 
 def lane_alignment(op: MmaOp, rng) -> int:
@@ -345,10 +346,16 @@ def padded_layout(layout, mn: int, k: int, rng):
     return layout if last // 8 > PAD_IMAGE_LIMIT else out
 
 
+@functools.lru_cache(maxsize=64)
 def _rows_by_cta(layout, lane_offset: int):
-    """{cta: (lanes, row indices)} of the row-per-lane operands (A, metadata) (§9.7.16.10.5)."""
+    """{cta: (lanes, row indices)} of the row-per-lane operands (A, metadata) (§9.7.16.10.5).
+    Once per data-path layout and lane alignment (arrays read-only; ``row_lanes`` reads no spec
+    question)."""
     where = TO.row_lanes(layout, lane_offset)
-    return {c: (where[where[:, 0] == c, 1], np.nonzero(where[:, 0] == c)[0]) for c in range(layout.cta_group)}
+    out = {c: (where[where[:, 0] == c, 1], np.nonzero(where[:, 0] == c)[0]) for c in range(layout.cta_group)}
+    for lanes, rows in out.values():
+        lanes.flags.writeable = rows.flags.writeable = False
+    return out
 
 
 def _a_region(layout, op, logical, ctas: int, rng, lane_offset: int = 0) -> list[np.ndarray]:
@@ -394,9 +401,16 @@ def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0, column: 
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     ncols = columns_used(layout, op.n)
     before = V.random_words(rng, (op.cta_group, LANES, ncols))
-    before.reshape(-1)[d_flat_index(layout, op.n, lane_offset, ncols)] = \
-        np.asarray(c_codes, dtype=np.uint64).astype(np.uint32)
-    return TmemRegion(column, before, np.ones(before.shape, dtype=bool))
+    before.reshape(-1)[d_flat_index(layout, op.n, lane_offset, ncols)] = np.asarray(c_codes, dtype=np.uint64)   # low 32 bits
+    return TmemRegion(column, before, _all_known(before.shape))
+
+
+@functools.lru_cache(maxsize=256)
+def _all_known(shape: tuple[int, ...]) -> np.ndarray:
+    """An all-True ``known`` mask of ``shape`` (read-only, once per shape: every cell preloaded)."""
+    out = np.ones(shape, dtype=bool)
+    out.flags.writeable = False
+    return out
 
 
 def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, preload_a: bool = True,
@@ -420,8 +434,10 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     if absolute:
         rec["flags"] |= R.FLAG_B_LBO_ABSOLUTE | (R.FLAG_A_LBO_ABSOLUTE if p["a_operand"] != "tmem" else 0)
     tile_seed = int(rng.integers(1 << 31))
+    tiles = np.random.default_rng(tile_seed)
+    tiles_start = tiles.bit_generator.state
     for c, st in enumerate(stagings):
-        tiles = np.random.default_rng(tile_seed)       # the same placement in every CTA (one descriptor)
+        tiles.bit_generator.state = tiles_start        # the same placement in every CTA (one descriptor)
         if p["a_operand"] != "tmem":
             rec["a_desc"] = _smem_tile(st, p["a_operand"], op.a_type, op.kind, logical.a[c * mc:(c + 1) * mc], tiles,
                                        absolute=absolute, lbo_set=lbo_set)

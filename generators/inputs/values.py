@@ -97,7 +97,9 @@ def operand_codes(fmt: str, shape, rng: np.random.Generator, pool=WIDE, *, tf32_
     # rng.choice(array, size) draws rng.integers(0, len(array), size) and indexes with them
     mag_idx = rng.integers(0, mags.size, size=shape)
     sign_idx = rng.integers(0, SIGNS.size, size=shape)
-    codes = _signed_pool_codes(fmt, tuple(pool))[sign_idx, mag_idx]
+    sign_idx *= mags.size                   # flat index sign * len(mags) + magnitude, in place
+    sign_idx += mag_idx
+    codes = _signed_pool_codes(fmt, tuple(pool)).ravel()[sign_idx]
     if fmt == "tf32" and tf32_noise:
         codes = codes | rng.integers(0, TF32_HALF_UNIT, size=codes.shape).astype(np.uint64)
     return codes
@@ -129,13 +131,14 @@ def accumulator_codes(d_type: str, shape, rng: np.random.Generator, *, limit: fl
     per format, limit and scale)."""
     steps = int(limit / C_GRID)
     k = rng.integers(-steps, steps + 1, size=shape)
-    return _grid_codes(d_type, steps, scale_exp)[k + steps]
+    return _grid_codes(d_type, steps, scale_exp)[k]
 
 
 @functools.lru_cache(maxsize=None)
 def _grid_codes(d_type: str, steps: int, scale_exp: int) -> np.ndarray:
-    """uint64 codes of k * C_GRID * 2^scale_exp for k = -steps .. steps (read-only)."""
-    k = np.arange(-steps, steps + 1)
+    """uint64 codes of k * C_GRID * 2^scale_exp at index k (Python's wrap-around: k = 0 .. steps
+    first, then k = -steps .. -1), so the draws k = -steps .. steps index it directly (read-only)."""
+    k = np.concatenate((np.arange(0, steps + 1), np.arange(-steps, 0)))
     codes = element_codes(d_type, k.astype(np.float64) * C_GRID * (2.0 ** scale_exp))
     codes.setflags(write=False)
     return codes
