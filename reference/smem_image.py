@@ -121,39 +121,42 @@ def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_rea
                  kmajor_reading: str) -> _PackPlan:
     check_extents(mn, k)
     with following({"Q-BASE-OFFSET": base_reading, "Q-KMAJOR-BASE32B": kmajor_reading}):
-        addresses = layout.bit_addresses(np.arange(mn)[:, None], np.arange(k)[None, :],     # broadcast: mn x k
-                                         lbo_reading=lbo_reading).ravel()
+        units, index = layout.unit_addresses(np.arange(mn)[:, None], np.arange(k)[None, :],     # broadcast: mn x k
+                                             lbo_reading=lbo_reading)
     storage = layout.storage
-    top = int(addresses.max())
-    lo = min(int(addresses.min()) // 128 * 16, layout.start_address)
-    hi = top // 128 * 16 + 16
-    rel_bits = addresses - lo * 8
-    # every element starts at a slot of its 16-byte unit (16-byte aligned): unit * 128 + slot * bits,
-    # slot < T; two elements share bits exactly when they share (unit, slot)
-    unit = rel_bits >> 7
-    slot = (rel_bits & 127) // storage.bits
+    count = mn * k
+    lo = min(int(units.min()), layout.start_address)
+    hi = int(units.max()) + 16
+    # element e starts at bit (units[e] - lo) * 8 + index[e] * bits of the image, index < T: two
+    # elements share bits exactly when they share (unit, index)
     if storage.bits % 8 == 0:
-        taken = np.zeros((hi - lo) // 16 * storage.per_unit, dtype=bool)
-        taken[unit * storage.per_unit + slot] = True
-        if np.count_nonzero(taken) != addresses.size:
+        width = storage.bits // 8
+        first = ((units - lo) + index * width).ravel()       # byte offset of every element's first byte
+        taken = np.zeros(hi - lo, dtype=bool)
+        taken[first] = True
+        if np.count_nonzero(taken) != count:
             raise _overlap_error()
-        starts = (rel_bits[:, None] // 8 + np.arange(storage.bits // 8)).ravel()    # element, byte
-        plan = _PackPlan(lo, hi, top - lo * 8, starts=starts)
+        starts = first if width == 1 else (first[:, None] + np.arange(width)).ravel()    # element, byte
+        plan = _PackPlan(lo, hi, int(first.max()) * 8, starts=starts)
     else:
+        row = ((units - lo) >> 4).ravel()                     # the element's unit, in 16-byte rows from lo
         touched = np.zeros((hi - lo) // 16, dtype=bool)
-        touched[unit] = True
+        touched[row] = True
         unit_rows = np.flatnonzero(touched)
         rank = np.cumsum(touched) - 1                     # touched unit -> its row among unit_rows
-        slots = np.full(unit_rows.size * storage.per_unit, addresses.size, dtype=np.int64)
-        slots[rank[unit] * storage.per_unit + slot] = np.arange(addresses.size)
-        empty = slots == addresses.size
-        if slots.size - np.count_nonzero(empty) != addresses.size:
+        t = storage.per_unit
+        slots = np.full(unit_rows.size * t, count, dtype=np.int64)
+        slots[(rank[row].reshape(units.shape) * t + index).ravel()] = np.arange(count)
+        filled = np.flatnonzero(slots != count)
+        if filled.size != count:
             raise _overlap_error()
         holes = None
-        if empty.any():
-            holes = _unit_bytes(np.where(empty, np.uint64((1 << storage.bits) - 1), np.uint64(0)),
-                                storage.per_unit, storage.bits)
-        plan = _PackPlan(lo, hi, top - lo * 8, unit_rows=unit_rows, slots=slots, holes=holes)
+        if filled.size != slots.size:
+            empty = slots == count
+            holes = _unit_bytes(np.where(empty, np.uint64((1 << storage.bits) - 1), np.uint64(0)), t, storage.bits)
+        last = int(filled[-1])                            # the highest slot that holds an element
+        plan = _PackPlan(lo, hi, int(unit_rows[last // t]) * 128 + last % t * storage.bits, unit_rows=unit_rows,
+                         slots=slots, holes=holes)
     for arr in (plan.starts, plan.unit_rows, plan.slots, plan.holes):
         if arr is not None:
             arr.flags.writeable = False
