@@ -401,7 +401,7 @@ def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0, column: 
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     ncols = columns_used(layout, op.n)
     before = V.random_words(rng, (op.cta_group, LANES, ncols))
-    before.reshape(-1)[d_flat_index(layout, op.n, lane_offset, ncols)] = np.asarray(c_codes, dtype=np.uint64)   # low 32 bits
+    before.reshape(-1)[d_flat_index(layout, op.n, lane_offset, ncols)] = np.asarray(c_codes).astype(np.uint32)
     return TmemRegion(column, before, _all_known(before.shape))
 
 

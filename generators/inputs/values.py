@@ -27,6 +27,8 @@ of that question (``generators.probes``) sets bit 12.
 from __future__ import annotations
 
 import functools
+import math
+import sys
 
 import numpy as np
 
@@ -154,8 +156,42 @@ def scale_codes(scale_type: str, shape, rng: np.random.Generator, *, sign_noise:
 
 
 def random_words(rng: np.random.Generator, shape) -> np.ndarray:
-    """uint32 random bit patterns (data-movement cases: any bits are exact)."""
+    """uint32 random bit patterns (data-movement cases: any bits are exact): the numbers
+    ``rng.integers(0, 1 << 32, size=shape, dtype=np.uint64)`` draws, as uint32 (large arrays
+    through :func:`_pcg64_words`, the same numbers without the 64-bit detour)."""
+    size = int(shape) if isinstance(shape, (int, np.integer)) else math.prod(shape)
+    if size >= RAW_WORDS_MIN and type(rng.bit_generator) is np.random.PCG64 and sys.byteorder == "little":
+        return _pcg64_words(rng.bit_generator, size).reshape(shape)
     return rng.integers(0, 1 << 32, size=shape, dtype=np.uint64).astype(np.uint32)
+
+
+RAW_WORDS_MIN = 2048       # words from which :func:`_pcg64_words` pays for its two state look-ups
+
+
+def _pcg64_words(bitgen: np.random.PCG64, size: int) -> np.ndarray:
+    """``size`` full-range 32-bit draws of a PCG64 generator, as ``Generator.integers`` makes them:
+    its 32-bit source (numpy ``pcg64_next32``) hands out the low half of each 64-bit output, then
+    keeps the high half for the next draw (state ``has_uint32``/``uinteger``)::
+
+        outputs   r0          r1          r2 ...          (random_raw: 64-bit outputs, in order)
+        words     lo(r0) hi(r0) lo(r1) hi(r1) lo(r2) ...  (a kept half first, if any)
+
+    Here the whole run comes from ``random_raw`` viewed as little-endian 32-bit halves, and the
+    kept half is taken from, and left in, the state as the 32-bit source would."""
+    state = bitgen.state
+    kept = state["has_uint32"]
+    words = np.empty(size, dtype=np.uint32)
+    if kept:
+        words[0] = state["uinteger"]
+    rest = size - kept
+    raw = bitgen.random_raw((rest + 1) // 2)
+    words[kept:] = raw.view(np.uint32)[:rest]
+    if kept or rest % 2:
+        state = bitgen.state
+        state["has_uint32"] = rest % 2
+        state["uinteger"] = int(raw[-1] >> np.uint64(32)) if rest % 2 else 0
+        bitgen.state = state
+    return words
 
 
 def distinct_f32_words(rng: np.random.Generator, shape) -> np.ndarray:
