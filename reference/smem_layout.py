@@ -46,6 +46,7 @@ start address inside a 128B row and keeps base offset 0, ``make_umma_desc``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -370,6 +371,7 @@ def pattern_period(swizzle: str) -> int:
     return 1 << (fn.m + fn.s + fn.b)
 
 
+@functools.lru_cache(maxsize=4096)
 def first_period(layout: SmemLayout) -> tuple[SmemLayout, int]:
     """(``layout`` moved down by whole pattern periods (:func:`pattern_period`), the bytes it
     moved): every element of the moved layout sits exactly that many bytes lower (plans of
@@ -381,7 +383,7 @@ def first_period(layout: SmemLayout) -> tuple[SmemLayout, int]:
     address bits 4-6 (5-6) with bits 7-9 (7-8) of the address minus an anchor that moves with the
     start (``start-phase``) or is fixed (``128 * base offset``, the pick of Q-BASE-OFFSET):
     neither reads the bits at and above the period. A move whose layout would not be legal is not
-    made (moved 0)."""
+    made (moved 0). Once per layout (layouts are immutable; nothing here reads a spec question)."""
     period = pattern_period(layout.swizzle)
     if layout.lbo_mode == "absolute":
         period = max(period, PATTERN_PERIOD)

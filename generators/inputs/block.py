@@ -58,8 +58,9 @@ class InBlocks:
         off = -(-end // align) * align
         size = max(len(p) for p in pieces)
         for d, p in zip(self.data, pieces, strict=True):
-            d.extend(b"\0" * (off - len(d)))
-            d.extend(bytes(p) + b"\0" * (size - len(p)))
+            d.extend(bytes(off - len(d)))          # zeros up to the offset, the piece, zeros up to its size
+            d.extend(p)
+            d.extend(bytes(size - len(p)))
         return off
 
     def blocks(self) -> tuple[bytes, ...]:

@@ -448,7 +448,7 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
             rec.update(extra_smem(st))
     smem = [st.padded() for st in stagings]
     rec["smem_bytes"] = max(len(s) for s in smem)
-    rec["smem_src"] = blocks.add([s + b"\0" * (rec["smem_bytes"] - len(s)) for s in smem], align=1024)
+    rec["smem_src"] = blocks.add(smem, align=1024)      # each CTA's image, zero-padded to the longest
     # absolute leading-dimension mode: the image always moved up (the top for half the cases), so the
     # absolute LBOs (continuation addresses, §9.7.16.3.1.2) set the LBO bits 28-29 (addresses
     # >= 64 KiB) that relative LBOs never reach (field coverage, issue 15)
