@@ -73,7 +73,7 @@ def choose_layout(major: str, swizzle: str, dtype: str, mn: int, k: int, start_a
                           reading("Q-KMAJOR-BASE32B"))
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=8192)
 def _choose_layout(major, swizzle, dtype, mn, k, start_address, kind, pattern_start, continuation_address,
                    kmajor_reading) -> SmemLayout:
     with following({"Q-KMAJOR-BASE32B": kmajor_reading}):

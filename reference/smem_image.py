@@ -16,6 +16,7 @@ the two readings of the spec against each other.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,24 +92,26 @@ def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_readi
     return _period_plan(base, mn, k, lbo_reading, base_reading, kmajor_reading).moved(shift)
 
 
-def _group_shifts(bits: int) -> np.ndarray:
-    """Bit positions 0, bits, ..., 7*bits of eight consecutive ``bits``-bit elements (uint64)."""
-    return np.arange(8, dtype=np.uint64) * np.uint64(bits)
-
-
 def _unit_bytes(slot_codes: np.ndarray, per_unit: int, bits: int) -> np.ndarray:
     """``uint8[units, per_unit * bits / 8]``: the data bytes of 16-byte units whose ``per_unit``
     element slots hold ``slot_codes`` (unit-major) of ``bits`` < 8 bits each. Slot i occupies
-    bits [i*bits, (i+1)*bits) of the little-endian unit, so every 8 slots fill ``bits`` whole
-    bytes, packed as one 64-bit word::
+    bits [i*bits, (i+1)*bits) of the little-endian unit, so every g = 8 / gcd(bits, 8) slots fill
+    g*bits/8 whole bytes, packed as one little-endian word (4-bit: g = 2, one byte; 6-bit: g = 4,
+    three bytes of a 32-bit word)::
 
-        word = e0 | e1 << bits | ... | e7 << 7*bits      (bits 0 .. 8*bits-1; higher bits 0)
-        unit = word(e0..e7)[bytes 0..bits-1] word(e8..e15)[bytes 0..bits-1] ...
+        word = e0 | e1 << bits | ... | e(g-1) << (g-1)*bits
+        unit = word(e0..)[bytes 0 .. g*bits/8 - 1]  word(eg..)[bytes 0 ..]  ...
     """
     units = slot_codes.size // per_unit
-    words = np.bitwise_or.reduce(slot_codes.reshape(units, per_unit // 8, 8) << _group_shifts(bits), axis=2)
-    data = np.ascontiguousarray(words, dtype="<u8").view(np.uint8).reshape(units, per_unit // 8, 8)
-    return data[:, :, :bits].reshape(units, per_unit * bits // 8)
+    group = 8 // math.gcd(bits, 8)
+    width = group * bits // 8                                   # bytes one group fills
+    word_type = np.dtype(f"<u{next(w for w in (1, 2, 4, 8) if 8 * w >= group * bits)}")
+    slots = slot_codes.astype(word_type).reshape(-1, group)
+    word = slots[:, 0].copy()
+    for i in range(1, group):
+        word |= slots[:, i] << word_type.type(i * bits)
+    data = word.view(np.uint8).reshape(-1, word_type.itemsize)[:, :width]
+    return data.reshape(units, per_unit * bits // 8)
 
 
 def _overlap_error() -> SpecError:
@@ -191,13 +194,13 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
         raise SpecError(SECTION, "element width", expects_but_got(f"{storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
     mn, k = codes.shape
     plan = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"), reading("Q-KMAJOR-BASE32B"))
-    flat = codes.astype(np.uint64, copy=False).ravel()
     if plan.starts is not None:      # whole bytes: byte j of every element (little-endian) at its offset
         image = np.full(plan.hi - plan.lo, fill, dtype=np.uint8)
-        image[plan.starts] = flat.astype(f"<u{bits // 8}").view(np.uint8)
+        image[plan.starts] = codes.astype(f"<u{bits // 8}", order="C").ravel().view(np.uint8)
         return SmemImage(plan.lo, image.tobytes())
     # 4/6-bit elements: the data bytes of every touched unit at once (empty slots: 0, or fill's bits)
-    in_slots = flat[plan.slots] if plan.holes is None else np.append(flat, np.uint64(0))[plan.slots]
+    small = codes.astype(np.uint8, order="C").ravel()      # codes < 2^bits (checked above)
+    in_slots = small[plan.slots] if plan.holes is None else np.append(small, np.uint8(0))[plan.slots]
     data = _unit_bytes(in_slots, storage.per_unit, bits)
     if plan.holes is not None and fill:
         data |= plan.holes & np.uint8(fill)
