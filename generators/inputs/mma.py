@@ -48,6 +48,7 @@ from reference.mma_qualifiers import MmaOp
 from reference.smem_choice import choose_layout
 from reference.smem_image import tile_footprint
 from reference.smem_layout import element_storage
+from reference.spec_questions import following, reading
 from reference.zero_column_mask import MAX_COLUMN_SHIFT, ZeroColumnMaskDescriptor
 
 D_COL, A_COL, SFA_COL, SFB_COL, META_COL = 0, 256, 384, 416, 448
@@ -391,9 +392,20 @@ def _scale_region(codes: np.ndarray, scale_id: int, rng, by_half: bool = False) 
     """Scale factors at byte ``scale_id`` of their cells; the other bytes random (same in every quarter).
     ``by_half``: B's halves in quarters 0-1 and 2-3 (spec question Q-SFB-2X2)."""
     cells = TO.pack_scale_factors(codes, scale_id, by_half)
-    keep = TO.pack_scale_factors(np.full(np.shape(codes), 0xFF), scale_id, by_half)     # the bytes the MMA reads
-    noise = np.tile(V.random_words(rng, (32, cells.shape[1])), (4, 1)) & ~keep
+    noise = np.tile(V.random_words(rng, (32, cells.shape[1])), (4, 1)) & _unread_scale_bits(
+        np.shape(codes), scale_id, by_half, reading("Q-K96-SFW"))
     return cells | noise
+
+
+@functools.lru_cache(maxsize=256)
+def _unread_scale_bits(shape: tuple[int, int], scale_id: int, by_half: bool, k96_reading: str) -> np.ndarray:
+    """The cell bits an MMA does not read of ``shape`` scale factors at ``scale_id`` (``~`` the cells
+    of all-0xFF codes); once per arguments and reading of spec question Q-K96-SFW, which places
+    the factors past byte 3 (read-only)."""
+    with following({"Q-K96-SFW": k96_reading}):
+        out = ~TO.pack_scale_factors(np.full(shape, 0xFF), scale_id, by_half)
+    out.flags.writeable = False
+    return out
 
 
 def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0, column: int = D_COL) -> TmemRegion:

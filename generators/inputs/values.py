@@ -51,14 +51,20 @@ def element_values(fmt: str, shape, rng: np.random.Generator, pool=WIDE) -> np.n
     """float64 values drawn from the pool of ``fmt``: floats never zero; integers over the type's
     full range, with its minimum, maximum and zero at seeded places of every tile of 3+ elements."""
     if fmt in INT_POOLS:
-        lo, hi = INT_POOLS[fmt]
-        vals = rng.integers(lo, hi + 1, size=shape)
-        if vals.size >= 3:
-            vals.flat[rng.choice(vals.size, 3, replace=False)] = (lo, hi, 0)
-        return vals.astype(np.float64)
+        return _integer_values(fmt, shape, rng).astype(np.float64)
     mags = rng.choice(_normal_pool(fmt, tuple(pool)), size=shape)   # no subnormal inputs: the spec model
     signs = rng.choice(SIGNS, size=shape)                             # leaves their handling open
     return mags * signs
+
+
+def _integer_values(fmt: str, shape, rng: np.random.Generator) -> np.ndarray:
+    """int64 values over the full range of integer ``fmt``, its minimum, maximum and zero at
+    seeded places of every tile of 3+ elements (:func:`element_values`)."""
+    lo, hi = INT_POOLS[fmt]
+    vals = rng.integers(lo, hi + 1, size=shape)
+    if vals.size >= 3:
+        vals.flat[rng.choice(vals.size, 3, replace=False)] = (lo, hi, 0)
+    return vals
 
 
 SIGNS = np.array([-1.0, 1.0])
@@ -94,7 +100,7 @@ def operand_codes(fmt: str, shape, rng: np.random.Generator, pool=WIDE, *, tf32_
     looked up in a table of its signed values (encoded and checked once per format and pool)
     instead of encoded element by element."""
     if fmt in INT_POOLS:
-        return element_codes(fmt, element_values(fmt, shape, rng, pool), rng, tf32_noise=tf32_noise)
+        return _integer_codes(fmt)[_integer_values(fmt, shape, rng)]
     mags = _normal_pool(fmt, tuple(pool))
     # rng.choice(array, size) draws rng.integers(0, len(array), size) and indexes with them
     mag_idx = rng.integers(0, mags.size, size=shape)
@@ -104,6 +110,16 @@ def operand_codes(fmt: str, shape, rng: np.random.Generator, pool=WIDE, *, tf32_
     codes = _signed_pool_codes(fmt, tuple(pool)).ravel()[sign_idx]
     if fmt == "tf32" and tf32_noise:
         codes = codes | rng.integers(0, TF32_HALF_UNIT, size=codes.shape).astype(np.uint64)
+    return codes
+
+
+@functools.lru_cache(maxsize=None)
+def _integer_codes(fmt: str) -> np.ndarray:
+    """uint64 codes of every value v of integer ``fmt`` at index v (Python's wrap-around: 0 .. hi
+    first, then lo .. -1), encoded and checked by :func:`element_codes` once (read-only)."""
+    lo, hi = INT_POOLS[fmt]
+    codes = element_codes(fmt, np.concatenate((np.arange(0, hi + 1), np.arange(lo, 0))).astype(np.float64))
+    codes.setflags(write=False)
     return codes
 
 
