@@ -363,17 +363,34 @@ def _a_region(layout, op, logical, ctas: int, rng, lane_offset: int = 0) -> list
     """Per-CTA ``[128, ncols]`` regions with A's rows where the MMA reads them: the lanes of D[i][0],
     and for the .ws Layouts E/G under ``Q-WS-A-LANES=own-quarter`` every lane quarter of D's row i
     (``reference.tmem_mma_operands.a_row_lanes``), block ``b`` holding ``logical.a_blocks[b]`` if given."""
-    groups = TO.a_row_lanes(layout, lane_offset)
+    groups = _a_rows_by_cta(layout, lane_offset, reading("Q-WS-A-LANES"))
     mats = logical.a_blocks or (logical.a,) * len(groups)
     if len(mats) != len(groups):
         raise ValueError(f"a_blocks expects {len(groups)} matrices (one per column block), but got {len(mats)}")
     out = [V.random_words(rng, (LANES, TO.a_columns(op.kind, op.a_type, logical.a.shape[1]))) for _ in range(ctas)]
-    for where, mat in zip(groups, mats, strict=True):
+    for placed, mat in zip(groups, mats, strict=True):
         cells = TO.pack_a(op.kind, op.a_type, mat)
         for c in range(ctas):
-            mine = where[:, 0] == c
-            out[c][where[mine, 1]] = cells[np.nonzero(mine)[0]]
+            lanes, rows = placed[c]
+            out[c][lanes] = cells[rows]
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _a_rows_by_cta(layout, lane_offset: int, ws_reading: str):
+    """Per column block of ``reference.tmem_mma_operands.a_row_lanes``: {cta: (lanes, row indices)};
+    once per data-path layout, lane alignment and reading of spec question Q-WS-A-LANES (read-only)."""
+    with following({"Q-WS-A-LANES": ws_reading}):
+        groups = TO.a_row_lanes(layout, lane_offset)
+    out = []
+    for where in groups:
+        per_cta = {}
+        for c in range(layout.cta_group):
+            mine = where[:, 0] == c
+            per_cta[c] = (where[mine, 1], np.nonzero(mine)[0])
+            per_cta[c][0].flags.writeable = per_cta[c][1].flags.writeable = False
+        out.append(per_cta)
+    return tuple(out)
 
 
 def _row_region(layout, cells: np.ndarray, ctas: int, rng, lane_offset: int = 0) -> list[np.ndarray]:
