@@ -192,6 +192,23 @@ def test_pack_plan_moves_with_whole_pattern_periods(tile, periods, base_offset, 
             assert (got is None and want is None) or np.array_equal(got, want)
 
 
+@settings(max_examples=80, deadline=None)
+@given(tile=tiles())
+def test_tile_footprint_is_the_extent_and_last_bit_offset(tile):
+    """``tile_footprint`` (from pack's plan) gives ``image_extent``'s [lo, hi) and the highest
+    element's bit offset ``bit_offsets(mn, k).max()``; it refuses a layout whose elements overlap."""
+    from reference.smem_image import tile_footprint
+
+    major, swizzle, dtype, kind, mn, k, start, pattern = tile
+    layout = choose_layout(major, swizzle, dtype, mn, k, start, kind=kind, pattern_start=pattern)
+    lo, hi, last = tile_footprint(layout, mn, k)
+    units = layout.bit_offsets(mn, k) // 128 * 16 + layout.start_address
+    assert (lo, hi) == (min(int(units.min()), layout.start_address), int(units.max()) + 16)
+    assert last == int(layout.bit_offsets(mn, k).max())
+    with pytest.raises(SpecError, match="overlapping"):
+        tile_footprint(SmemLayout("K", "none", element_storage("bf16"), 0, 128, 128), 16, 16)
+
+
 # ---------------------------------------------------------------------------------------------
 # Image contents and errors
 # ---------------------------------------------------------------------------------------------
