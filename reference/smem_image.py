@@ -142,22 +142,24 @@ def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_rea
         starts = first if width == 1 else (first[:, None] + np.arange(width)).ravel()    # element, byte
         plan = _PackPlan(lo, hi, int(first.max()) * 8, starts=starts)
     else:
-        row = ((units - lo) >> 4).ravel()                     # the element's unit, in 16-byte rows from lo
+        row = (units - lo) >> 4                               # the element's unit, in 16-byte rows from lo
         touched = np.zeros((hi - lo) // 16, dtype=bool)
         touched[row] = True
         unit_rows = np.flatnonzero(touched)
-        rank = np.cumsum(touched) - 1                     # touched unit -> its row among unit_rows
+        if unit_rows.size != touched.size:                # gaps: touched unit -> its row among unit_rows
+            row = (np.cumsum(touched) - 1)[row]
         t = storage.per_unit
+        position = (row * t + index).ravel()              # the element's slot among the touched units'
         slots = np.full(unit_rows.size * t, count, dtype=np.int64)
-        slots[(rank[row].reshape(units.shape) * t + index).ravel()] = np.arange(count)
-        filled = np.flatnonzero(slots != count)
-        if filled.size != count:
+        slots[position] = np.arange(count)
+        empty = slots == count
+        n_empty = np.count_nonzero(empty)
+        if slots.size - n_empty != count:
             raise _overlap_error()
         holes = None
-        if filled.size != slots.size:
-            empty = slots == count
+        if n_empty:
             holes = _unit_bytes(np.where(empty, np.uint64((1 << storage.bits) - 1), np.uint64(0)), t, storage.bits)
-        last = int(filled[-1])                            # the highest slot that holds an element
+        last = int(position.max())                        # the highest slot that holds an element
         plan = _PackPlan(lo, hi, int(unit_rows[last // t]) * 128 + last % t * storage.bits, unit_rows=unit_rows,
                          slots=slots, holes=holes)
     for arr in (plan.starts, plan.unit_rows, plan.slots, plan.holes):
