@@ -294,13 +294,11 @@ def pack_scale_factors(codes, scale_id: int = 0, by_half: bool = False) -> np.nd
         return np.concatenate([lo[:2 * QUARTER], hi[2 * QUARTER:]])
     c = np.asarray(codes, dtype=np.uint32)
     mn, sf = c.shape
-    cells = np.zeros((QUARTER, scale_factor_span(mn, sf, scale_id)), dtype=np.uint32)
-    group = scale_group_columns(mn)
-    x = np.arange(mn)
-    for s in range(sf):
-        u = scale_id + s                      # byte u % 4 of the (u // 4)-th column group
-        cells[x % QUARTER, group * (u // 4) + x // QUARTER] |= (c[:, s] & 0xFF) << np.uint32(8 * (u % 4))
-    return np.tile(cells, (4, 1))
+    cell_bytes = np.zeros((QUARTER, scale_factor_span(mn, sf, scale_id), 4), dtype=np.uint8)   # little-endian cells
+    x = np.arange(mn)[:, None]
+    u = scale_id + np.arange(sf)[None, :]     # byte u % 4 of the (u // 4)-th column group
+    cell_bytes[x % QUARTER, scale_group_columns(mn) * (u // 4) + x // QUARTER, u % 4] = c & 0xFF
+    return np.tile(cell_bytes.view("<u4")[..., 0].astype(np.uint32), (4, 1))
 
 
 def read_scale_factors(cells, mn: int, sf: int, scale_id: int, by_half: bool = False) -> np.ndarray:
