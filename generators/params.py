@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 #: Axes of a tcgen05.mma case (generators/variants/mma.py): those that change the kernel's
@@ -29,11 +30,17 @@ class Params(Mapping):
 
     items_: tuple[tuple[str, Any], ...] = ()
 
+    @cached_property
+    def _index(self) -> dict[str, Any]:
+        """{key: value} of ``items_`` (the first value of a key), built on the first look-up and
+        kept on the instance (not a field: equality, hashing and the order stay ``items_``'s)."""
+        return {k: v for k, v in reversed(self.items_)}
+
     def __getitem__(self, key: str) -> Any:
-        for k, v in self.items_:
-            if k == key:
-                return v
-        raise KeyError(key)
+        return self._index[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
 
     def __iter__(self) -> Iterator[str]:
         return (k for k, _ in self.items_)

@@ -26,6 +26,7 @@ import functools
 
 from reference.errors import SpecError, expects_but_got
 from reference.smem_descriptor import ADDRESS_LIMIT, base_offset_for
+from reference.smem_image import tile_footprint
 from reference.smem_layout import (
     GEOMETRY,
     UNIT_BYTES,
@@ -72,7 +73,7 @@ def choose_layout(major: str, swizzle: str, dtype: str, mn: int, k: int, start_a
                           reading("Q-KMAJOR-BASE32B"))
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=8192)
 def _choose_layout(major, swizzle, dtype, mn, k, start_address, kind, pattern_start, continuation_address,
                    kmajor_reading) -> SmemLayout:
     with following({"Q-KMAJOR-BASE32B": kmajor_reading}):
@@ -106,7 +107,14 @@ def _chosen(major, swizzle, dtype, mn, k, start_address, kind, pattern_start, co
 
 def image_extent(layout: SmemLayout, mn: int, k: int) -> tuple[int, int]:
     """[lo, hi): the byte range of 16-byte units an mn×k tile touches (lo <= start address; §9.7.16.3.3).
-    Computed once per layout moved into its first pattern period (``smem_layout.first_period``)."""
+    That of ``smem_image.tile_footprint`` (computed with the tile's pack plan, so the ``pack`` that
+    usually follows reuses it); for a layout whose elements overlap (no pack plan), computed once
+    per layout moved into its first pattern period (``smem_layout.first_period``)."""
+    try:
+        lo, hi, _ = tile_footprint(layout, mn, k)
+        return lo, hi
+    except SpecError:
+        pass
     base, shift = first_period(layout)
     lo, hi = _period_extent(base, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"), reading("Q-KMAJOR-BASE32B"))
     return lo + shift, hi + shift

@@ -16,6 +16,7 @@ the two readings of the spec against each other.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,40 +54,127 @@ class SmemImage:
 # pack: logical matrix -> image (addresses from SmemLayout)
 # ---------------------------------------------------------------------------------------------
 
-def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str, kmajor_reading: str):
-    """(bit offset of each element from byte ``lo`` (row-major, read-only), when every element
-    starts on a byte the offsets of its bytes, least significant first (else None), touched unit
-    offsets from ``lo``, lo, hi) of an mn×k tile in ``layout``; SpecError when two elements share
+@dataclass(frozen=True)
+class _PackPlan:
+    """Where :func:`pack` puts the elements of an mn×k tile (arrays read-only, offsets from ``lo``).
+
+    ``lo``/``hi``: the byte range of the 16-byte units the tile touches (``lo`` <= the start
+    address); ``top_bit``: the highest element's first bit, from ``lo``. Whole-byte elements:
+    ``starts``, the byte offsets of every element's bytes (element-major, least significant byte
+    first). 4/6-bit elements: ``unit_rows``, the touched units (from ``lo``, in 16-byte rows);
+    ``slots``, for each of their ``T`` element slots the row-major index of the element there (the
+    element count where none is: gaps of a partly filled unit); ``holes``, the data bytes of those
+    empty slots as all-ones codes (None when every slot is filled)."""
+
+    lo: int
+    hi: int
+    top_bit: int
+    starts: np.ndarray | None = None
+    unit_rows: np.ndarray | None = None
+    slots: np.ndarray | None = None
+    holes: np.ndarray | None = None
+
+    def moved(self, shift: int) -> _PackPlan:
+        """The plan of the layout ``shift`` bytes higher (offsets from ``lo`` stay)."""
+        if not shift:
+            return self
+        return _PackPlan(self.lo + shift, self.hi + shift, self.top_bit, self.starts, self.unit_rows, self.slots,
+                         self.holes)
+
+
+def _pack_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str,
+               kmajor_reading: str) -> _PackPlan:
+    """The :class:`_PackPlan` of an mn×k tile in ``layout``; SpecError when two elements share
     bits. Depends on the layout and the readings of spec questions Q-LBO-KSW, Q-BASE-OFFSET and
     Q-KMAJOR-BASE32B only; computed once for the layout moved into its first pattern period
     (``smem_layout.first_period``), then moved back."""
     base, shift = first_period(layout)
-    rel_bits, starts, units, lo, hi = _period_plan(base, mn, k, lbo_reading, base_reading, kmajor_reading)
-    return rel_bits, starts, units, lo + shift, hi + shift
+    return _period_plan(base, mn, k, lbo_reading, base_reading, kmajor_reading).moved(shift)
+
+
+def _unit_bytes(slot_codes: np.ndarray, per_unit: int, bits: int) -> np.ndarray:
+    """``uint8[units, per_unit * bits / 8]``: the data bytes of 16-byte units whose ``per_unit``
+    element slots hold ``slot_codes`` (unit-major) of ``bits`` < 8 bits each. Slot i occupies
+    bits [i*bits, (i+1)*bits) of the little-endian unit, so every g = 8 / gcd(bits, 8) slots fill
+    g*bits/8 whole bytes, packed as one little-endian word (4-bit: g = 2, one byte; 6-bit: g = 4,
+    three bytes of a 32-bit word)::
+
+        word = e0 | e1 << bits | ... | e(g-1) << (g-1)*bits
+        unit = word(e0..)[bytes 0 .. g*bits/8 - 1]  word(eg..)[bytes 0 ..]  ...
+    """
+    units = slot_codes.size // per_unit
+    group = 8 // math.gcd(bits, 8)
+    width = group * bits // 8                                   # bytes one group fills
+    word_type = np.dtype(f"<u{next(w for w in (1, 2, 4, 8) if 8 * w >= group * bits)}")
+    slots = slot_codes.astype(word_type).reshape(-1, group)
+    word = slots[:, 0].copy()
+    for i in range(1, group):
+        word |= slots[:, i] << word_type.type(i * bits)
+    data = word.view(np.uint8).reshape(-1, word_type.itemsize)[:, :width]
+    return data.reshape(units, per_unit * bits // 8)
+
+
+def _overlap_error() -> SpecError:
+    return SpecError(SECTION, "canonical layout", expects_but_got(
+        "layout", "distinct bits for distinct elements (LBO/SBO too small for the tile)", "overlapping elements"))
 
 
 @functools.lru_cache(maxsize=2048)
-def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str, kmajor_reading: str):
+def _period_plan(layout: SmemLayout, mn: int, k: int, lbo_reading: str, base_reading: str,
+                 kmajor_reading: str) -> _PackPlan:
     check_extents(mn, k)
     with following({"Q-BASE-OFFSET": base_reading, "Q-KMAJOR-BASE32B": kmajor_reading}):
-        addresses = layout.bit_addresses(np.arange(mn)[:, None], np.arange(k)[None, :],     # broadcast: mn x k
-                                         lbo_reading=lbo_reading).ravel()
-    ordered = np.sort(addresses)
-    if (ordered[1:] == ordered[:-1]).any():
-        raise SpecError(SECTION, "canonical layout", expects_but_got(
-            "layout", "distinct bits for distinct elements (LBO/SBO too small for the tile)", "overlapping elements"))
-    lo = min(int(addresses.min()) // 128 * 16, layout.start_address)
-    hi = int(addresses.max()) // 128 * 16 + 16
-    unit_of = ordered // 128 * 16 - lo                 # sorted: its distinct values are where it steps
-    units = unit_of[np.concatenate(([True], unit_of[1:] != unit_of[:-1]))]
-    rel_bits = addresses - lo * 8
-    starts = None
-    if layout.storage.bits % 8 == 0 and not (addresses % 8).any():
-        starts = (rel_bits[:, None] // 8 + np.arange(layout.storage.bits // 8)).ravel()    # element, byte
-    for arr in (rel_bits, starts, units):
+        units, index = layout.unit_addresses(np.arange(mn)[:, None], np.arange(k)[None, :],     # broadcast: mn x k
+                                             lbo_reading=lbo_reading)
+    storage = layout.storage
+    count = mn * k
+    lo = min(int(units.min()), layout.start_address)
+    hi = int(units.max()) + 16
+    # element e starts at bit (units[e] - lo) * 8 + index[e] * bits of the image, index < T: two
+    # elements share bits exactly when they share (unit, index)
+    if storage.bits % 8 == 0:
+        width = storage.bits // 8
+        first = ((units - lo) + index * width).ravel()       # byte offset of every element's first byte
+        taken = np.zeros(hi - lo, dtype=bool)
+        taken[first] = True
+        if np.count_nonzero(taken) != count:
+            raise _overlap_error()
+        starts = first if width == 1 else (first[:, None] + np.arange(width)).ravel()    # element, byte
+        plan = _PackPlan(lo, hi, int(first.max()) * 8, starts=starts)
+    else:
+        row = (units - lo) >> 4                               # the element's unit, in 16-byte rows from lo
+        touched = np.zeros((hi - lo) // 16, dtype=bool)
+        touched[row] = True
+        unit_rows = np.flatnonzero(touched)
+        if unit_rows.size != touched.size:                # gaps: touched unit -> its row among unit_rows
+            row = (np.cumsum(touched) - 1)[row]
+        t = storage.per_unit
+        position = (row * t + index).ravel()              # the element's slot among the touched units'
+        slots = np.full(unit_rows.size * t, count, dtype=np.int64)
+        slots[position] = np.arange(count)
+        empty = slots == count
+        n_empty = np.count_nonzero(empty)
+        if slots.size - n_empty != count:
+            raise _overlap_error()
+        holes = None
+        if n_empty:
+            holes = _unit_bytes(np.where(empty, np.uint64((1 << storage.bits) - 1), np.uint64(0)), t, storage.bits)
+        last = int(position.max())                        # the highest slot that holds an element
+        plan = _PackPlan(lo, hi, int(unit_rows[last // t]) * 128 + last % t * storage.bits, unit_rows=unit_rows,
+                         slots=slots, holes=holes)
+    for arr in (plan.starts, plan.unit_rows, plan.slots, plan.holes):
         if arr is not None:
             arr.flags.writeable = False
-    return rel_bits, starts, units, lo, hi
+    return plan
+
+
+def tile_footprint(layout: SmemLayout, mn: int, k: int) -> tuple[int, int, int]:
+    """(lo, hi, last) of an mn×k tile in ``layout`` under the readings in force: [lo, hi) the
+    16-byte units it touches (lo <= the start address), ``last`` its highest element's bit offset
+    from the start address (``layout.bit_offsets(mn, k).max()``). SpecError when two elements
+    share bits. Cached with :func:`pack`'s plan (one address evaluation serves both)."""
+    plan = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"), reading("Q-KMAJOR-BASE32B"))
+    return plan.lo, plan.hi, plan.top_bit + 8 * (plan.lo - layout.start_address)
 
 
 def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
@@ -98,31 +186,31 @@ def pack(layout: SmemLayout, codes, *, fill: int = 0) -> SmemImage:
     overlap) or a code does not fit the element width.
     """
     codes = np.asarray(codes)
-    if codes.ndim != 2 or codes.size == 0 or not np.issubdtype(codes.dtype, np.integer):
+    if codes.ndim != 2 or codes.size == 0 or codes.dtype.kind not in "iu":
         raise SpecError(SECTION, "operand matrix", expects_but_got("codes", "a non-empty 2-D integer array", codes.shape))
-    bits = layout.storage.bits
-    if int(codes.min()) < 0:
-        raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", "unsigned raw codes", int(codes.min())))
-    codes = codes.astype(np.uint64)
+    storage = layout.storage
+    bits = storage.bits
+    if codes.dtype.kind == "i" and int(codes.min()) < 0:
+        raise SpecError(SECTION, "element width", expects_but_got(f"{storage.dtype} codes", "unsigned raw codes", int(codes.min())))
     if int(codes.max()) >> bits:
-        raise SpecError(SECTION, "element width", expects_but_got(f"{layout.storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
+        raise SpecError(SECTION, "element width", expects_but_got(f"{storage.dtype} codes", f"< 2^{bits}", hex(int(codes.max()))))
     mn, k = codes.shape
-    rel_bits, starts, units, lo, hi = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"),
-                                                 reading("Q-KMAJOR-BASE32B"))
-    flat = codes.ravel()
-    if starts is not None:      # whole bytes: byte j of every element (little-endian) at its offset
-        image = np.full(hi - lo, fill, dtype=np.uint8)
-        image[starts] = flat.astype(f"<u{bits // 8}").view(np.uint8)
-    else:
-        image_bits = np.unpackbits(np.full(hi - lo, fill, dtype=np.uint8), bitorder="little")
-        for b in range(bits):  # bit b of every element; positions are distinct (checked above)
-            image_bits[rel_bits + b] = (flat >> np.uint64(b)) & np.uint64(1)
-        image = np.packbits(image_bits, bitorder="little")
-    if layout.storage.padded:  # padding bits of every touched unit are zero (TMA writes them)
-        data_bytes = layout.storage.data_bits // 8
-        for offset in range(data_bytes, 16):
-            image[units + offset] = 0
-    return SmemImage(lo, image.tobytes())
+    plan = _pack_plan(layout, mn, k, reading("Q-LBO-KSW"), reading("Q-BASE-OFFSET"), reading("Q-KMAJOR-BASE32B"))
+    if plan.starts is not None:      # whole bytes: byte j of every element (little-endian) at its offset
+        image = np.full(plan.hi - plan.lo, fill, dtype=np.uint8)
+        image[plan.starts] = codes.astype(f"<u{bits // 8}", order="C").ravel().view(np.uint8)
+        return SmemImage(plan.lo, image.tobytes())
+    # 4/6-bit elements: the data bytes of every touched unit at once (empty slots: 0, or fill's bits)
+    small = codes.astype(np.uint8, order="C").ravel()      # codes < 2^bits (checked above)
+    in_slots = small[plan.slots] if plan.holes is None else np.append(small, np.uint8(0))[plan.slots]
+    data = _unit_bytes(in_slots, storage.per_unit, bits)
+    if plan.holes is not None and fill:
+        data |= plan.holes & np.uint8(fill)
+    image = np.full(((plan.hi - plan.lo) // 16, 16), fill, dtype=np.uint8)
+    image[plan.unit_rows, :data.shape[1]] = data
+    if storage.padded:  # padding bits of every touched unit are zero (TMA writes them)
+        image[plan.unit_rows, data.shape[1]:] = 0
+    return SmemImage(plan.lo, image.tobytes())
 
 
 # ---------------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ start address inside a 128B row and keeps base offset 0, ``make_umma_desc``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -133,8 +134,12 @@ class Swizzle:
 
     def __call__(self, x):
         """Swizzled value of ``x`` (int or integer numpy array)."""
+        return x ^ self.flips(x)
+
+    def flips(self, x):
+        """The bits the swizzle XORs into ``x``: its y bits moved down onto the z bits."""
         yyy = ((1 << self.b) - 1) << (self.m + self.s)
-        return x ^ ((x & yyy) >> self.s)
+        return (x & yyy) >> self.s
 
 
 @dataclass(frozen=True)
@@ -190,9 +195,10 @@ def pattern_swizzle(address, swizzle: str, base_offset: int = 0, start_address: 
     under the pick, so the pattern starts there modulo 1024); see the module docstring.
     """
     fn = GEOMETRY[swizzle].functor
+    if fn.b == 0:                 # no swizzle: nothing to XOR
+        return address
     anchor = base_offset << 7 if start_address is None else pattern_anchor(start_address, base_offset)
-    rel = address - anchor
-    return address ^ (fn(rel) ^ rel)
+    return address ^ fn.flips(address - anchor)     # = address ^ (fn(rel) ^ rel), rel = address - anchor
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,12 +300,24 @@ class SmemLayout:
                    desc.stride_byte_offset, desc.base_offset, desc.lbo_mode)
 
     def bit_addresses(self, mn, k, lbo_reading: str | None = None) -> np.ndarray:
-        """Absolute bit address (byte address * 8 + bit) of element(s) ``(mn, k)`` (int64 arrays).
+        """Absolute bit address (byte address * 8 + bit) of element(s) ``(mn, k)`` (int64 arrays):
+        the byte address of its 16-byte unit * 8 + its index in the unit * element bits
+        (:meth:`unit_addresses`)."""
+        unit, index = self.unit_addresses(mn, k, lbo_reading)
+        return unit * 8 + index * self.storage.bits
+
+    def unit_addresses(self, mn, k, lbo_reading: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(byte address of the 16-byte unit holding element(s) ``(mn, k)``, the element's index
+        in that unit) (int64 arrays; ``mn`` and ``k`` broadcast, the index may keep the shape of
+        the coordinate it depends on).
 
         Evaluates the canonical layout (element offset), splits it into 16-byte unit and index
         in the unit, moves, in absolute leading-dimension mode, the part of a row beyond its
         128-byte row to the leading-dimension address (§9.7.16.3.1.2), and swizzles the unit's
-        byte address (Table 41 base offset).
+        byte address (Table 41 base offset). The MN and K modes are evaluated apart and split
+        apart when one of them moves whole units only (every canonical layout: the mode that is
+        not the leading dimension steps by whole units), so only their sum and the swizzle run
+        over the whole tile.
         """
         mn = np.asarray(mn, dtype=np.int64)
         k = np.asarray(k, dtype=np.int64)
@@ -309,17 +327,26 @@ class SmemLayout:
         if self.lbo_mode == "absolute":       # the field is the continuation address (§9.7.16.3.1.2), not a
             lbo_reading = "assumed-16"        # stride: spec question Q-LBO-KSW is about the relative mode
         mn_mode, k_mode = canonical_modes(self.major, self.swizzle, t, lbo_el, sbo_el, lbo_reading)
-        element = evaluate_mode(mn_mode, mn) + evaluate_mode(k_mode, k)
-        linear = self.start_address + element // t * UNIT_BYTES
+        e_mn, e_k = evaluate_mode(mn_mode, mn), evaluate_mode(k_mode, k)
+        if not (e_mn % t).any():          # (e_mn + e_k) // t = e_mn // t + e_k // t, index e_k % t
+            units_mn = e_mn // t
+            units_k, index = np.divmod(e_k, t)
+        elif not (e_k % t).any():
+            units_mn, index = np.divmod(e_mn, t)
+            units_k = e_k // t
+        else:
+            element = e_mn + e_k
+            units_mn, units_k, index = element // t, 0, element % t
+        linear_k = units_k * UNIT_BYTES
         if self.lbo_mode == "absolute":
             # The K run of a row starts at start % 128 inside its 128 B row; what passes the row
             # end continues in the same row of the chunk at the absolute address (CUTLASS SM103
             # K = 96: LBO = start address of the next buffer, 128B swizzle, base offset 0).
             in_row = self.start_address % 128 + (k // t) * UNIT_BYTES
             moved = self.leading_byte_offset - 128 + self.start_address % 128 - self.start_address
-            linear = linear + np.where(in_row >= 128, moved, 0)
-        physical = pattern_swizzle(linear, self.swizzle, self.base_offset, self.start_address)
-        return physical * 8 + (element % t) * self.storage.bits
+            linear_k = linear_k + np.where(in_row >= 128, moved, 0)
+        linear = (self.start_address + units_mn * UNIT_BYTES) + linear_k
+        return pattern_swizzle(linear, self.swizzle, self.base_offset, self.start_address), np.asarray(index)
 
     def bit_offset(self, mn: int, k: int) -> int:
         """Bit offset of element ``(mn, k)`` from the start address (§9.7.16.3.3)."""
@@ -344,6 +371,7 @@ def pattern_period(swizzle: str) -> int:
     return 1 << (fn.m + fn.s + fn.b)
 
 
+@functools.lru_cache(maxsize=4096)
 def first_period(layout: SmemLayout) -> tuple[SmemLayout, int]:
     """(``layout`` moved down by whole pattern periods (:func:`pattern_period`), the bytes it
     moved): every element of the moved layout sits exactly that many bytes lower (plans of
@@ -355,7 +383,7 @@ def first_period(layout: SmemLayout) -> tuple[SmemLayout, int]:
     address bits 4-6 (5-6) with bits 7-9 (7-8) of the address minus an anchor that moves with the
     start (``start-phase``) or is fixed (``128 * base offset``, the pick of Q-BASE-OFFSET):
     neither reads the bits at and above the period. A move whose layout would not be legal is not
-    made (moved 0)."""
+    made (moved 0). Once per layout (layouts are immutable; nothing here reads a spec question)."""
     period = pattern_period(layout.swizzle)
     if layout.lbo_mode == "absolute":
         period = max(period, PATTERN_PERIOD)

@@ -203,7 +203,9 @@ def _half(words: np.ndarray, h) -> np.ndarray:
 
 
 def interleave_metadata_rows(cells) -> np.ndarray:
-    """Row-ordered metadata words -> lane-ordered (per 128 rows; module docstring), every column."""
+    """Row-ordered metadata words -> lane-ordered (per 128 rows; module docstring), every column.
+    The lanes of a group of 16 rows are those rows' lanes, so any multiple of 16 rows is
+    interleaved group by group, as each block of 128 rows would be on its own."""
     w = np.asarray(cells, dtype=np.uint32)
     lane = np.arange(w.shape[0])
     low = (lane // 16) * 16 + lane % 8                 # row whose half sits in bits 0-15 of this lane
@@ -235,7 +237,7 @@ def pack_metadata(kind: str, nibbles, selector: int = 0, rows_per_cta: int | Non
     out = np.zeros((rows, first + words), dtype=np.uint32)
     out[:, first:] = (padded.reshape(rows, words, 8) << shifts).sum(axis=-1).astype(np.uint32)
     if metadata_interleaved(kind, rows if rows_per_cta is None else rows_per_cta, reading):
-        out = np.concatenate([interleave_metadata_rows(b) for b in np.split(out, rows // INTERLEAVE_ROWS)])
+        out = interleave_metadata_rows(out)           # per 16-row group: every 128-row block at once
     return out
 
 
@@ -246,7 +248,7 @@ def read_metadata(kind: str, cells, chunks: int, selector: int = 0, rows_per_cta
     w = np.asarray(cells, dtype=np.uint32)
     rows = w.shape[0]
     if metadata_interleaved(kind, rows if rows_per_cta is None else rows_per_cta, reading):
-        w = np.concatenate([deinterleave_metadata_rows(b) for b in np.split(w, rows // INTERLEAVE_ROWS)])
+        w = deinterleave_metadata_rows(w)             # per 16-row group: every 128-row block at once
     w = w[:, first:first + words].astype(np.uint64)
     j = np.arange(chunks)
     return ((w[:, j // 8] >> (4 * (j % 8)).astype(np.uint64)[None, :]) & np.uint64(15)).astype(np.uint8)
@@ -292,13 +294,11 @@ def pack_scale_factors(codes, scale_id: int = 0, by_half: bool = False) -> np.nd
         return np.concatenate([lo[:2 * QUARTER], hi[2 * QUARTER:]])
     c = np.asarray(codes, dtype=np.uint32)
     mn, sf = c.shape
-    cells = np.zeros((QUARTER, scale_factor_span(mn, sf, scale_id)), dtype=np.uint32)
-    group = scale_group_columns(mn)
-    x = np.arange(mn)
-    for s in range(sf):
-        u = scale_id + s                      # byte u % 4 of the (u // 4)-th column group
-        cells[x % QUARTER, group * (u // 4) + x // QUARTER] |= (c[:, s] & 0xFF) << np.uint32(8 * (u % 4))
-    return np.tile(cells, (4, 1))
+    cell_bytes = np.zeros((QUARTER, scale_factor_span(mn, sf, scale_id), 4), dtype=np.uint8)   # little-endian cells
+    x = np.arange(mn)[:, None]
+    u = scale_id + np.arange(sf)[None, :]     # byte u % 4 of the (u // 4)-th column group
+    cell_bytes[x % QUARTER, scale_group_columns(mn) * (u // 4) + x // QUARTER, u % 4] = c & 0xFF
+    return np.tile(cell_bytes.view("<u4")[..., 0].astype(np.uint32), (4, 1))
 
 
 def read_scale_factors(cells, mn: int, sf: int, scale_id: int, by_half: bool = False) -> np.ndarray:

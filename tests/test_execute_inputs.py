@@ -184,6 +184,24 @@ def test_table_codes_are_the_drawn_values_encoded(fmt):
         assert old.integers(0, 1 << 62) == new.integers(0, 1 << 62)
 
 
+@pytest.mark.parametrize("before", [0, 1, 2])
+@pytest.mark.parametrize("shape", [(2048,), (2049,), (1, 128, 33), (2, 128, 64)])
+def test_random_words_are_the_uint64_draws(before, shape):
+    """``random_words`` of a large shape (64-bit outputs split into 32-bit halves) gives the words
+    ``integers(0, 2**32, dtype=uint64)`` draws, and leaves the stream where that leaves it, also
+    after an odd number of earlier 32-bit draws (a half kept in the generator's state)."""
+    from generators.inputs import values as V
+
+    old, new = np.random.default_rng(11), np.random.default_rng(11)
+    for rng in (old, new):
+        rng.integers(0, 1 << 32, size=before, dtype=np.uint64)
+    want = old.integers(0, 1 << 32, size=shape, dtype=np.uint64).astype(np.uint32)
+    got = V.random_words(new, shape)
+    assert got.dtype == np.uint32 and got.shape == want.shape and np.array_equal(got, want)
+    assert np.array_equal(old.integers(0, 1 << 32, size=3, dtype=np.uint64), new.integers(0, 1 << 32, size=3, dtype=np.uint64))
+    assert old.integers(0, 1 << 62) == new.integers(0, 1 << 62)
+
+
 def test_k96_absolute_lbo_splits_rows_and_sets_the_flags():
     """§9.7.16.3.1.2: an absolute-mode case really uses bit 52, a start whose 48-byte row passes its
     128-byte row, base offset 0, and the flags that make the kernel relocate the LBO address."""

@@ -183,12 +183,30 @@ def test_pack_plan_moves_with_whole_pattern_periods(tile, periods, base_offset, 
         except SpecError:
             continue
         shifted = _pack_plan(moved, mn, k, "assumed-16", base_reading, "table-53")
-        assert shifted[3:] == direct[3:]
+        assert (shifted.lo, shifted.hi, shifted.top_bit) == (direct.lo, direct.hi, direct.top_bit)
         with following({"Q-BASE-OFFSET": base_reading}):
             units = moved.bit_offsets(mn, k) // 128 * 16 + moved.start_address
             assert image_extent(moved, mn, k) == (min(int(units.min()), moved.start_address), int(units.max()) + 16)
-        for got, want in zip(shifted[:3], direct[:3], strict=True):
+        for name in ("starts", "unit_rows", "slots", "holes"):
+            got, want = getattr(shifted, name), getattr(direct, name)
             assert (got is None and want is None) or np.array_equal(got, want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(tile=tiles())
+def test_tile_footprint_is_the_extent_and_last_bit_offset(tile):
+    """``tile_footprint`` (from pack's plan) gives ``image_extent``'s [lo, hi) and the highest
+    element's bit offset ``bit_offsets(mn, k).max()``; it refuses a layout whose elements overlap."""
+    from reference.smem_image import tile_footprint
+
+    major, swizzle, dtype, kind, mn, k, start, pattern = tile
+    layout = choose_layout(major, swizzle, dtype, mn, k, start, kind=kind, pattern_start=pattern)
+    lo, hi, last = tile_footprint(layout, mn, k)
+    units = layout.bit_offsets(mn, k) // 128 * 16 + layout.start_address
+    assert (lo, hi) == (min(int(units.min()), layout.start_address), int(units.max()) + 16)
+    assert last == int(layout.bit_offsets(mn, k).max())
+    with pytest.raises(SpecError, match="overlapping"):
+        tile_footprint(SmemLayout("K", "none", element_storage("bf16"), 0, 128, 128), 16, 16)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -205,6 +223,19 @@ def test_padding_is_zero_and_fill_elsewhere(dtype, kind, data_bytes):
     assert touched.sum() == 8
     assert (data[touched, :data_bytes] == 0xFF).all() and (data[touched, data_bytes:] == 0).all()
     assert (data[~touched] == 0xA5).all()
+
+
+def test_empty_slots_of_a_partly_filled_unit_hold_fill():
+    """K-major no-swizzle e2m1 of kind::mxf4 (32 per unit, two per byte), K = 5: each row's unit
+    holds elements 0-4 in nibbles 0-4; its other nibbles are not written (they keep ``fill``)."""
+    layout = choose_layout("K", "none", "e2m1", 8, 5, 0, kind="mxf4")
+    codes = np.random.default_rng(3).integers(0, 16, size=(8, 5), dtype=np.uint64)
+    image = pack(layout, codes, fill=0xA5)
+    data = np.frombuffer(image.data, dtype=np.uint8).reshape(-1, 16)
+    for row in range(8):
+        nibbles = [int(c) for c in codes[row]] + [0x5 if i % 2 == 0 else 0xA for i in range(5, 32)]
+        want = [nibbles[2 * j] | nibbles[2 * j + 1] << 4 for j in range(16)]
+        assert data[(row * 16 + layout.start_address - image.base_address) // 16].tolist() == want
 
 
 def test_element_codes_land_at_their_bits():

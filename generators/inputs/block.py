@@ -40,31 +40,37 @@ PATTERN_ALIGN = 1024
 
 
 class InBlocks:
-    """Per-CTA in blocks with shared offsets (pieces appended at ``align``-byte offsets)."""
+    """Per-CTA in blocks with shared offsets (pieces appended at ``align``-byte offsets). Every CTA's
+    block has the same length (each piece is zero-padded to the longest of its CTAs); the pieces
+    are kept and joined once, by :meth:`blocks`."""
 
     def __init__(self, ctas: int) -> None:
-        self.data = [bytearray() for _ in range(ctas)]
+        self.pieces: list[list[bytes]] = [[] for _ in range(ctas)]
+        self.length = 0
 
     @property
     def ctas(self) -> int:
-        return len(self.data)
+        return len(self.pieces)
 
     def add(self, per_cta: list[bytes] | bytes, align: int = 256) -> int:
         """Append one piece per CTA (or the same piece to every CTA); returns its offset."""
         pieces = per_cta if isinstance(per_cta, list) else [per_cta] * self.ctas
         if len(pieces) != self.ctas:
             raise ValueError(f"in block pieces expect one per CTA ({self.ctas}), but got {len(pieces)}")
-        end = max(len(d) for d in self.data)
-        off = -(-end // align) * align
+        off = -(-self.length // align) * align
         size = max(len(p) for p in pieces)
-        for d, p in zip(self.data, pieces, strict=True):
-            d.extend(b"\0" * (off - len(d)))
-            d.extend(bytes(p) + b"\0" * (size - len(p)))
+        for parts, p in zip(self.pieces, pieces, strict=True):
+            if off > self.length:
+                parts.append(bytes(off - self.length))     # zeros up to the offset
+            parts.append(bytes(p))
+            if size > len(p):
+                parts.append(bytes(size - len(p)))         # zeros up to the longest piece
+        self.length = off + size
         return off
 
     def blocks(self) -> tuple[bytes, ...]:
-        size = -(-max((len(d) for d in self.data), default=0) // 16) * 16
-        return tuple(bytes(d) + b"\0" * (size - len(d)) for d in self.data)
+        size = -(-self.length // 16) * 16
+        return tuple(b"".join(parts + [bytes(size - self.length)]) for parts in self.pieces)
 
 
 class Staging:
@@ -153,10 +159,10 @@ def relocate(rec: dict, shift: int) -> None:
 
 def region_bytes(cells: np.ndarray) -> bytes:
     """A preload region ``uint32[128 lanes, ncols]`` as the kernel reads it ([lane][column] u32)."""
-    arr = np.asarray(cells, dtype=np.uint32)
+    arr = np.asarray(cells, dtype="<u4")
     if arr.ndim != 2 or arr.shape[0] != LANES:
         raise ValueError(f"preload region expects shape (128, ncols), but got {arr.shape}")
-    return arr.astype("<u4").tobytes()
+    return arr.tobytes()
 
 
 def register_bytes(regs: np.ndarray) -> bytes:

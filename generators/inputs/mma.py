@@ -20,6 +20,7 @@ lane alignment 16 in half of their cases (§9.7.16.10.5 table); the synchronizat
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass, replace
 
@@ -45,7 +46,9 @@ from reference.datapath_layouts import columns_used, d_flat_index, layout_for
 from reference.errors import SpecError
 from reference.mma_qualifiers import MmaOp
 from reference.smem_choice import choose_layout
+from reference.smem_image import tile_footprint
 from reference.smem_layout import element_storage
+from reference.spec_questions import following, reading
 from reference.zero_column_mask import MAX_COLUMN_SHIFT, ZeroColumnMaskDescriptor
 
 D_COL, A_COL, SFA_COL, SFB_COL, META_COL = 0, 256, 384, 416, 448
@@ -74,15 +77,15 @@ def tmem_columns(widths: dict[str, int], rng) -> TmemColumns:
     free = COLUMNS - sum(widths[n] for n in names)
     if free < 0:
         raise ValueError(f"Tensor Memory regions expect at most {COLUMNS} columns in all, but got {COLUMNS - free}")
-    order = [names[i] for i in rng.permutation(len(names))]
-    cuts = np.sort(rng.integers(0, free + 1, size=len(order)))
+    order = [names[i] for i in rng.permutation(len(names)).tolist()]
+    cuts = sorted(rng.integers(0, free + 1, size=len(order)).tolist())
     out, col, prev = {}, 0, 0
     for name, cut in zip(order, cuts, strict=True):
-        col += int(cut) - prev
-        prev = int(cut)
+        col += cut - prev
+        prev = cut
         out[name] = col
         col += widths[name]
-    return replace(FIXED_COLUMNS, **out)
+    return TmemColumns(**out)
 
 
 def lane_alignment(op: MmaOp, rng) -> int:
@@ -327,7 +330,7 @@ def padded_layout(layout, mn: int, k: int, rng):
     collide is not used."""
     core = 128
     groups = -(-layout.leading_byte_offset // core)          # compact LBO = 128 x (groups SBO apart)
-    kgroups = int(layout.bit_offsets(mn, k).max()) // 8 // layout.leading_byte_offset + 1   # LBO apart
+    kgroups = tile_footprint(layout, mn, k)[2] // 8 // layout.leading_byte_offset + 1   # LBO apart
     if rng.random() < 0.5:
         sbo = core + 16 * int(rng.integers(1, 8))
         lbo = sbo * groups
@@ -337,33 +340,57 @@ def padded_layout(layout, mn: int, k: int, rng):
         lo = core * kgroups // 16
         sbo = 16 * int(rng.integers(lo, max(lo, min(top, (1 << 14) - 1)) + 1))
     out = replace(layout, leading_byte_offset=lbo, stride_byte_offset=sbo)
-    bits = np.sort(out.bit_offsets(mn, k).ravel())
-    if (bits[1:] == bits[:-1]).any() or int(bits[-1]) // 8 > PAD_IMAGE_LIMIT:
+    try:
+        last = tile_footprint(out, mn, k)[2]          # the last element's bit offset
+    except SpecError:                                  # elements collide
         return layout
-    return out
+    return layout if last // 8 > PAD_IMAGE_LIMIT else out
 
 
+@functools.lru_cache(maxsize=64)
 def _rows_by_cta(layout, lane_offset: int):
-    """{cta: (lanes, row indices)} of the row-per-lane operands (A, metadata) (§9.7.16.10.5)."""
+    """{cta: (lanes, row indices)} of the row-per-lane operands (A, metadata) (§9.7.16.10.5).
+    Once per data-path layout and lane alignment (arrays read-only; ``row_lanes`` reads no spec
+    question)."""
     where = TO.row_lanes(layout, lane_offset)
-    return {c: (where[where[:, 0] == c, 1], np.nonzero(where[:, 0] == c)[0]) for c in range(layout.cta_group)}
+    out = {c: (where[where[:, 0] == c, 1], np.nonzero(where[:, 0] == c)[0]) for c in range(layout.cta_group)}
+    for lanes, rows in out.values():
+        lanes.flags.writeable = rows.flags.writeable = False
+    return out
 
 
 def _a_region(layout, op, logical, ctas: int, rng, lane_offset: int = 0) -> list[np.ndarray]:
     """Per-CTA ``[128, ncols]`` regions with A's rows where the MMA reads them: the lanes of D[i][0],
     and for the .ws Layouts E/G under ``Q-WS-A-LANES=own-quarter`` every lane quarter of D's row i
     (``reference.tmem_mma_operands.a_row_lanes``), block ``b`` holding ``logical.a_blocks[b]`` if given."""
-    groups = TO.a_row_lanes(layout, lane_offset)
+    groups = _a_rows_by_cta(layout, lane_offset, reading("Q-WS-A-LANES"))
     mats = logical.a_blocks or (logical.a,) * len(groups)
     if len(mats) != len(groups):
         raise ValueError(f"a_blocks expects {len(groups)} matrices (one per column block), but got {len(mats)}")
     out = [V.random_words(rng, (LANES, TO.a_columns(op.kind, op.a_type, logical.a.shape[1]))) for _ in range(ctas)]
-    for where, mat in zip(groups, mats, strict=True):
+    for placed, mat in zip(groups, mats, strict=True):
         cells = TO.pack_a(op.kind, op.a_type, mat)
         for c in range(ctas):
-            mine = where[:, 0] == c
-            out[c][where[mine, 1]] = cells[np.nonzero(mine)[0]]
+            lanes, rows = placed[c]
+            out[c][lanes] = cells[rows]
     return out
+
+
+@functools.lru_cache(maxsize=64)
+def _a_rows_by_cta(layout, lane_offset: int, ws_reading: str):
+    """Per column block of ``reference.tmem_mma_operands.a_row_lanes``: {cta: (lanes, row indices)};
+    once per data-path layout, lane alignment and reading of spec question Q-WS-A-LANES (read-only)."""
+    with following({"Q-WS-A-LANES": ws_reading}):
+        groups = TO.a_row_lanes(layout, lane_offset)
+    out = []
+    for where in groups:
+        per_cta = {}
+        for c in range(layout.cta_group):
+            mine = where[:, 0] == c
+            per_cta[c] = (where[mine, 1], np.nonzero(mine)[0])
+            per_cta[c][0].flags.writeable = per_cta[c][1].flags.writeable = False
+        out.append(per_cta)
+    return tuple(out)
 
 
 def _row_region(layout, cells: np.ndarray, ctas: int, rng, lane_offset: int = 0) -> list[np.ndarray]:
@@ -382,9 +409,20 @@ def _scale_region(codes: np.ndarray, scale_id: int, rng, by_half: bool = False) 
     """Scale factors at byte ``scale_id`` of their cells; the other bytes random (same in every quarter).
     ``by_half``: B's halves in quarters 0-1 and 2-3 (spec question Q-SFB-2X2)."""
     cells = TO.pack_scale_factors(codes, scale_id, by_half)
-    keep = TO.pack_scale_factors(np.full(np.shape(codes), 0xFF), scale_id, by_half)     # the bytes the MMA reads
-    noise = np.tile(V.random_words(rng, (32, cells.shape[1])), (4, 1)) & ~keep
+    noise = np.tile(V.random_words(rng, (32, cells.shape[1])), (4, 1)) & _unread_scale_bits(
+        np.shape(codes), scale_id, by_half, reading("Q-K96-SFW"))
     return cells | noise
+
+
+@functools.lru_cache(maxsize=256)
+def _unread_scale_bits(shape: tuple[int, int], scale_id: int, by_half: bool, k96_reading: str) -> np.ndarray:
+    """The cell bits an MMA does not read of ``shape`` scale factors at ``scale_id`` (``~`` the cells
+    of all-0xFF codes); once per arguments and reading of spec question Q-K96-SFW, which places
+    the factors past byte 3 (read-only)."""
+    with following({"Q-K96-SFW": k96_reading}):
+        out = ~TO.pack_scale_factors(np.full(shape, 0xFF), scale_id, by_half)
+    out.flags.writeable = False
+    return out
 
 
 def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0, column: int = D_COL) -> TmemRegion:
@@ -392,9 +430,16 @@ def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0, column: 
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     ncols = columns_used(layout, op.n)
     before = V.random_words(rng, (op.cta_group, LANES, ncols))
-    before.reshape(-1)[d_flat_index(layout, op.n, lane_offset, ncols)] = \
-        np.asarray(c_codes, dtype=np.uint64).astype(np.uint32)
-    return TmemRegion(column, before, np.ones(before.shape, dtype=bool))
+    before.reshape(-1)[d_flat_index(layout, op.n, lane_offset, ncols)] = np.asarray(c_codes).astype(np.uint32)
+    return TmemRegion(column, before, _all_known(before.shape))
+
+
+@functools.lru_cache(maxsize=256)
+def _all_known(shape: tuple[int, ...]) -> np.ndarray:
+    """An all-True ``known`` mask of ``shape`` (read-only, once per shape: every cell preloaded)."""
+    out = np.ones(shape, dtype=bool)
+    out.flags.writeable = False
+    return out
 
 
 def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, preload_a: bool = True,
@@ -418,8 +463,10 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
     if absolute:
         rec["flags"] |= R.FLAG_B_LBO_ABSOLUTE | (R.FLAG_A_LBO_ABSOLUTE if p["a_operand"] != "tmem" else 0)
     tile_seed = int(rng.integers(1 << 31))
+    tiles = np.random.default_rng(tile_seed)
+    tiles_start = tiles.bit_generator.state
     for c, st in enumerate(stagings):
-        tiles = np.random.default_rng(tile_seed)       # the same placement in every CTA (one descriptor)
+        tiles.bit_generator.state = tiles_start        # the same placement in every CTA (one descriptor)
         if p["a_operand"] != "tmem":
             rec["a_desc"] = _smem_tile(st, p["a_operand"], op.a_type, op.kind, logical.a[c * mc:(c + 1) * mc], tiles,
                                        absolute=absolute, lbo_set=lbo_set)
@@ -430,7 +477,7 @@ def place_mma(p, logical: MmaLogical, rng, *, blocks: InBlocks | None = None, pr
             rec.update(extra_smem(st))
     smem = [st.padded() for st in stagings]
     rec["smem_bytes"] = max(len(s) for s in smem)
-    rec["smem_src"] = blocks.add([s + b"\0" * (rec["smem_bytes"] - len(s)) for s in smem], align=1024)
+    rec["smem_src"] = blocks.add(smem, align=1024)      # each CTA's image, zero-padded to the longest
     # absolute leading-dimension mode: the image always moved up (the top for half the cases), so the
     # absolute LBOs (continuation addresses, §9.7.16.3.1.2) set the LBO bits 28-29 (addresses
     # >= 64 KiB) that relative LBOs never reach (field coverage, issue 15)

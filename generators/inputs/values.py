@@ -27,6 +27,8 @@ of that question (``generators.probes``) sets bit 12.
 from __future__ import annotations
 
 import functools
+import math
+import sys
 
 import numpy as np
 
@@ -49,14 +51,20 @@ def element_values(fmt: str, shape, rng: np.random.Generator, pool=WIDE) -> np.n
     """float64 values drawn from the pool of ``fmt``: floats never zero; integers over the type's
     full range, with its minimum, maximum and zero at seeded places of every tile of 3+ elements."""
     if fmt in INT_POOLS:
-        lo, hi = INT_POOLS[fmt]
-        vals = rng.integers(lo, hi + 1, size=shape)
-        if vals.size >= 3:
-            vals.flat[rng.choice(vals.size, 3, replace=False)] = (lo, hi, 0)
-        return vals.astype(np.float64)
+        return _integer_values(fmt, shape, rng).astype(np.float64)
     mags = rng.choice(_normal_pool(fmt, tuple(pool)), size=shape)   # no subnormal inputs: the spec model
     signs = rng.choice(SIGNS, size=shape)                             # leaves their handling open
     return mags * signs
+
+
+def _integer_values(fmt: str, shape, rng: np.random.Generator) -> np.ndarray:
+    """int64 values over the full range of integer ``fmt``, its minimum, maximum and zero at
+    seeded places of every tile of 3+ elements (:func:`element_values`)."""
+    lo, hi = INT_POOLS[fmt]
+    vals = rng.integers(lo, hi + 1, size=shape)
+    if vals.size >= 3:
+        vals.flat[rng.choice(vals.size, 3, replace=False)] = (lo, hi, 0)
+    return vals
 
 
 SIGNS = np.array([-1.0, 1.0])
@@ -92,14 +100,26 @@ def operand_codes(fmt: str, shape, rng: np.random.Generator, pool=WIDE, *, tf32_
     looked up in a table of its signed values (encoded and checked once per format and pool)
     instead of encoded element by element."""
     if fmt in INT_POOLS:
-        return element_codes(fmt, element_values(fmt, shape, rng, pool), rng, tf32_noise=tf32_noise)
+        return _integer_codes(fmt)[_integer_values(fmt, shape, rng)]
     mags = _normal_pool(fmt, tuple(pool))
     # rng.choice(array, size) draws rng.integers(0, len(array), size) and indexes with them
     mag_idx = rng.integers(0, mags.size, size=shape)
     sign_idx = rng.integers(0, SIGNS.size, size=shape)
-    codes = _signed_pool_codes(fmt, tuple(pool))[sign_idx, mag_idx]
+    sign_idx *= mags.size                   # flat index sign * len(mags) + magnitude, in place
+    sign_idx += mag_idx
+    codes = _signed_pool_codes(fmt, tuple(pool)).ravel()[sign_idx]
     if fmt == "tf32" and tf32_noise:
         codes = codes | rng.integers(0, TF32_HALF_UNIT, size=codes.shape).astype(np.uint64)
+    return codes
+
+
+@functools.lru_cache(maxsize=None)
+def _integer_codes(fmt: str) -> np.ndarray:
+    """uint64 codes of every value v of integer ``fmt`` at index v (Python's wrap-around: 0 .. hi
+    first, then lo .. -1), encoded and checked by :func:`element_codes` once (read-only)."""
+    lo, hi = INT_POOLS[fmt]
+    codes = element_codes(fmt, np.concatenate((np.arange(0, hi + 1), np.arange(lo, 0))).astype(np.float64))
+    codes.setflags(write=False)
     return codes
 
 
@@ -129,13 +149,14 @@ def accumulator_codes(d_type: str, shape, rng: np.random.Generator, *, limit: fl
     per format, limit and scale)."""
     steps = int(limit / C_GRID)
     k = rng.integers(-steps, steps + 1, size=shape)
-    return _grid_codes(d_type, steps, scale_exp)[k + steps]
+    return _grid_codes(d_type, steps, scale_exp)[k]
 
 
 @functools.lru_cache(maxsize=None)
 def _grid_codes(d_type: str, steps: int, scale_exp: int) -> np.ndarray:
-    """uint64 codes of k * C_GRID * 2^scale_exp for k = -steps .. steps (read-only)."""
-    k = np.arange(-steps, steps + 1)
+    """uint64 codes of k * C_GRID * 2^scale_exp at index k (Python's wrap-around: k = 0 .. steps
+    first, then k = -steps .. -1), so the draws k = -steps .. steps index it directly (read-only)."""
+    k = np.concatenate((np.arange(0, steps + 1), np.arange(-steps, 0)))
     codes = element_codes(d_type, k.astype(np.float64) * C_GRID * (2.0 ** scale_exp))
     codes.setflags(write=False)
     return codes
@@ -151,8 +172,42 @@ def scale_codes(scale_type: str, shape, rng: np.random.Generator, *, sign_noise:
 
 
 def random_words(rng: np.random.Generator, shape) -> np.ndarray:
-    """uint32 random bit patterns (data-movement cases: any bits are exact)."""
+    """uint32 random bit patterns (data-movement cases: any bits are exact): the numbers
+    ``rng.integers(0, 1 << 32, size=shape, dtype=np.uint64)`` draws, as uint32 (large arrays
+    through :func:`_pcg64_words`, the same numbers without the 64-bit detour)."""
+    size = int(shape) if isinstance(shape, (int, np.integer)) else math.prod(shape)
+    if size >= RAW_WORDS_MIN and type(rng.bit_generator) is np.random.PCG64 and sys.byteorder == "little":
+        return _pcg64_words(rng.bit_generator, size).reshape(shape)
     return rng.integers(0, 1 << 32, size=shape, dtype=np.uint64).astype(np.uint32)
+
+
+RAW_WORDS_MIN = 2048       # words from which :func:`_pcg64_words` pays for its two state look-ups
+
+
+def _pcg64_words(bitgen: np.random.PCG64, size: int) -> np.ndarray:
+    """``size`` full-range 32-bit draws of a PCG64 generator, as ``Generator.integers`` makes them:
+    its 32-bit source (numpy ``pcg64_next32``) hands out the low half of each 64-bit output, then
+    keeps the high half for the next draw (state ``has_uint32``/``uinteger``)::
+
+        outputs   r0          r1          r2 ...          (random_raw: 64-bit outputs, in order)
+        words     lo(r0) hi(r0) lo(r1) hi(r1) lo(r2) ...  (a kept half first, if any)
+
+    Here the whole run comes from ``random_raw`` viewed as little-endian 32-bit halves, and the
+    kept half is taken from, and left in, the state as the 32-bit source would."""
+    state = bitgen.state
+    kept = state["has_uint32"]
+    words = np.empty(size, dtype=np.uint32)
+    if kept:
+        words[0] = state["uinteger"]
+    rest = size - kept
+    raw = bitgen.random_raw((rest + 1) // 2)
+    words[kept:] = raw.view(np.uint32)[:rest]
+    if kept or rest % 2:
+        state = bitgen.state
+        state["has_uint32"] = rest % 2
+        state["uinteger"] = int(raw[-1] >> np.uint64(32)) if rest % 2 else 0
+        bitgen.state = state
+    return words
 
 
 def distinct_f32_words(rng: np.random.Generator, shape) -> np.ndarray:
