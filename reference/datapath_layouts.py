@@ -138,10 +138,17 @@ def d_placement(layout: DatapathLayout, n: int, lane_offset: int = 0) -> np.ndar
     return _d_placement(layout, int(n), int(lane_offset))
 
 
+def _d_grid(layout: DatapathLayout, n: int, lane_offset: int):
+    """:func:`d_location` of every D[i][j] at once, by broadcasting rows ``i`` (a column [M, 1])
+    against columns ``j`` (a row [1, N]): each of (cta, lane, column) is [M, 1], [1, N] or [M, N]."""
+    return d_location(layout, n, np.arange(layout.m)[:, None], np.arange(n)[None, :], lane_offset)
+
+
 @functools.lru_cache(maxsize=512)
 def _d_placement(layout: DatapathLayout, n: int, lane_offset: int) -> np.ndarray:
-    i, j = np.meshgrid(np.arange(layout.m), np.arange(n), indexing="ij")
-    out = np.stack(d_location(layout, n, i, j, lane_offset), axis=-1)
+    out = np.empty((layout.m, n, 3), dtype=np.intp)
+    for k, part in enumerate(_d_grid(layout, n, lane_offset)):      # k = 0 cta, 1 lane, 2 column
+        out[..., k] = part
     out.setflags(write=False)
     return out
 
@@ -154,8 +161,14 @@ def d_flat_index(layout: DatapathLayout, n: int, lane_offset: int, ncols: int) -
 
 @functools.lru_cache(maxsize=512)
 def _d_flat_index(layout: DatapathLayout, n: int, lane_offset: int, ncols: int) -> np.ndarray:
-    where = d_placement(layout, n, lane_offset)
-    out = np.ravel_multi_index((where[..., 0], where[..., 1], where[..., 2]), (layout.cta_group, LANES, ncols))
+    #   flat = (cta * 128 + lane) * ncols + column     (row-major [cta_group, 128, ncols])
+    cta, lane, column = _d_grid(layout, n, lane_offset)    # cta < cta_group by construction
+    for name, part, bound in (("lane", lane, LANES), ("column", column, ncols)):
+        if part.max() >= bound:
+            raise SpecError(SECTION, "D region", expects_but_got(
+                f"{name}s of D (Layout {layout.layout_id}, N={n}, lane offset {lane_offset}) in a "
+                f"[{layout.cta_group}, {LANES}, {ncols}] region", f"below {bound}", int(part.max())))
+    out = (cta * LANES + lane) * ncols + column             # [M, N]: lane or column always spans both axes
     out.setflags(write=False)
     return out
 
