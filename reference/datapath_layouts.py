@@ -78,27 +78,31 @@ def layout_for(m: int, cta_group: int, *, sparse: bool = False, ws: bool = False
     key = (m, cta_group, ws)
     if cta_group == 2 and ws:
         raise SpecError(SECTION, "Data Path Layout table", expects_but_got(".ws", ".cta_group::1 (Table 39: .ws with ::2 is Invalid)", ".cta_group::2"))
-    table = {
-        (32, 1, True): ("G", "1x4", (0,)),
-        (64, 1, True): ("E", "2x2", (0,)),
-        (64, 1, False): ("F", "4x1-half", (0, 16)),
-        (128, 1, False): ("D", "4x1", (0,)),
-        (128, 1, True): ("D", "4x1", (0,)),
-        (128, 2, False): (_layout_c(reading) if sparse else ("B", "2x2", (0,))),
-        (256, 2, False): ("A", "4x1", (0,)),
-    }
-    if key not in table:
+    if key not in _TABLE:
         legal = "M=32/64/128 with .ws and ::1; M=64/128 with ::1; M=128/256 with ::2"
         raise SpecError(SECTION, "Data Path Layout table", expects_but_got(
             f"(M, cta_group, .ws) = ({m}, ::{cta_group}, {'ws' if ws else 'no ws'})", legal, "a combination not in the table"))
-    layout_id, organization, aligns = table[key]
-    return DatapathLayout(layout_id, m, cta_group, organization, aligns)
+    if key == (128, 2, False) and sparse:
+        return _LAYOUT_C[resolve("Q-LAYOUT-C", reading)]
+    return _LAYOUTS[key]
 
 
-def _layout_c(reading: str | None) -> tuple[str, str, tuple[int, ...]]:
-    if resolve("Q-LAYOUT-C", reading) == "cutlass-2x2":
-        return "C", "2x2", (0,)
-    return "C", "4x1-half", (0, 16)
+#: (M, cta_group, .ws) -> (layout, organization, lane alignments); (128, ::2) is Layout B when dense,
+#: Layout C (:data:`_LAYOUT_C`) when sparse
+_TABLE = {
+    (32, 1, True): ("G", "1x4", (0,)),
+    (64, 1, True): ("E", "2x2", (0,)),
+    (64, 1, False): ("F", "4x1-half", (0, 16)),
+    (128, 1, False): ("D", "4x1", (0,)),
+    (128, 1, True): ("D", "4x1", (0,)),
+    (128, 2, False): ("B", "2x2", (0,)),
+    (256, 2, False): ("A", "4x1", (0,)),
+}
+_LAYOUTS = {key: DatapathLayout(layout_id, key[0], key[1], organization, aligns)
+            for key, (layout_id, organization, aligns) in _TABLE.items()}
+#: Layout C per reading of spec question Q-LAYOUT-C
+_LAYOUT_C = {"text-4x1-half": DatapathLayout("C", 128, 2, "4x1-half", (0, 16)),
+             "cutlass-2x2": DatapathLayout("C", 128, 2, "2x2", (0,))}
 
 
 def legal_n(layout: DatapathLayout, *, sparse: bool = False, ws: bool = False) -> tuple[int, ...]:
