@@ -78,27 +78,31 @@ def layout_for(m: int, cta_group: int, *, sparse: bool = False, ws: bool = False
     key = (m, cta_group, ws)
     if cta_group == 2 and ws:
         raise SpecError(SECTION, "Data Path Layout table", expects_but_got(".ws", ".cta_group::1 (Table 39: .ws with ::2 is Invalid)", ".cta_group::2"))
-    table = {
-        (32, 1, True): ("G", "1x4", (0,)),
-        (64, 1, True): ("E", "2x2", (0,)),
-        (64, 1, False): ("F", "4x1-half", (0, 16)),
-        (128, 1, False): ("D", "4x1", (0,)),
-        (128, 1, True): ("D", "4x1", (0,)),
-        (128, 2, False): (_layout_c(reading) if sparse else ("B", "2x2", (0,))),
-        (256, 2, False): ("A", "4x1", (0,)),
-    }
-    if key not in table:
+    if key not in _TABLE:
         legal = "M=32/64/128 with .ws and ::1; M=64/128 with ::1; M=128/256 with ::2"
         raise SpecError(SECTION, "Data Path Layout table", expects_but_got(
             f"(M, cta_group, .ws) = ({m}, ::{cta_group}, {'ws' if ws else 'no ws'})", legal, "a combination not in the table"))
-    layout_id, organization, aligns = table[key]
-    return DatapathLayout(layout_id, m, cta_group, organization, aligns)
+    if key == (128, 2, False) and sparse:
+        return _LAYOUT_C[resolve("Q-LAYOUT-C", reading)]
+    return _LAYOUTS[key]
 
 
-def _layout_c(reading: str | None) -> tuple[str, str, tuple[int, ...]]:
-    if resolve("Q-LAYOUT-C", reading) == "cutlass-2x2":
-        return "C", "2x2", (0,)
-    return "C", "4x1-half", (0, 16)
+#: (M, cta_group, .ws) -> (layout, organization, lane alignments); (128, ::2) is Layout B when dense,
+#: Layout C (:data:`_LAYOUT_C`) when sparse
+_TABLE = {
+    (32, 1, True): ("G", "1x4", (0,)),
+    (64, 1, True): ("E", "2x2", (0,)),
+    (64, 1, False): ("F", "4x1-half", (0, 16)),
+    (128, 1, False): ("D", "4x1", (0,)),
+    (128, 1, True): ("D", "4x1", (0,)),
+    (128, 2, False): ("B", "2x2", (0,)),
+    (256, 2, False): ("A", "4x1", (0,)),
+}
+_LAYOUTS = {key: DatapathLayout(layout_id, key[0], key[1], organization, aligns)
+            for key, (layout_id, organization, aligns) in _TABLE.items()}
+#: Layout C per reading of spec question Q-LAYOUT-C
+_LAYOUT_C = {"text-4x1-half": DatapathLayout("C", 128, 2, "4x1-half", (0, 16)),
+             "cutlass-2x2": DatapathLayout("C", 128, 2, "2x2", (0,))}
 
 
 def legal_n(layout: DatapathLayout, *, sparse: bool = False, ws: bool = False) -> tuple[int, ...]:
@@ -138,10 +142,17 @@ def d_placement(layout: DatapathLayout, n: int, lane_offset: int = 0) -> np.ndar
     return _d_placement(layout, int(n), int(lane_offset))
 
 
+def _d_grid(layout: DatapathLayout, n: int, lane_offset: int):
+    """:func:`d_location` of every D[i][j] at once, by broadcasting rows ``i`` (a column [M, 1])
+    against columns ``j`` (a row [1, N]): each of (cta, lane, column) is [M, 1], [1, N] or [M, N]."""
+    return d_location(layout, n, np.arange(layout.m)[:, None], np.arange(n)[None, :], lane_offset)
+
+
 @functools.lru_cache(maxsize=512)
 def _d_placement(layout: DatapathLayout, n: int, lane_offset: int) -> np.ndarray:
-    i, j = np.meshgrid(np.arange(layout.m), np.arange(n), indexing="ij")
-    out = np.stack(d_location(layout, n, i, j, lane_offset), axis=-1)
+    out = np.empty((layout.m, n, 3), dtype=np.intp)
+    for k, part in enumerate(_d_grid(layout, n, lane_offset)):      # k = 0 cta, 1 lane, 2 column
+        out[..., k] = part
     out.setflags(write=False)
     return out
 
@@ -154,8 +165,14 @@ def d_flat_index(layout: DatapathLayout, n: int, lane_offset: int, ncols: int) -
 
 @functools.lru_cache(maxsize=512)
 def _d_flat_index(layout: DatapathLayout, n: int, lane_offset: int, ncols: int) -> np.ndarray:
-    where = d_placement(layout, n, lane_offset)
-    out = np.ravel_multi_index((where[..., 0], where[..., 1], where[..., 2]), (layout.cta_group, LANES, ncols))
+    #   flat = (cta * 128 + lane) * ncols + column     (row-major [cta_group, 128, ncols])
+    cta, lane, column = _d_grid(layout, n, lane_offset)    # cta < cta_group by construction
+    for name, part, bound in (("lane", lane, LANES), ("column", column, ncols)):
+        if part.max() >= bound:
+            raise SpecError(SECTION, "D region", expects_but_got(
+                f"{name}s of D (Layout {layout.layout_id}, N={n}, lane offset {lane_offset}) in a "
+                f"[{layout.cta_group}, {LANES}, {ncols}] region", f"below {bound}", int(part.max())))
+    out = (cta * LANES + lane) * ncols + column             # [M, N]: lane or column always spans both axes
     out.setflags(write=False)
     return out
 

@@ -19,11 +19,13 @@ Syntax facts used (from the six syntax blocks of each instruction):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from reference import tables as T
 from reference.block_scaling import check_scale_ids, resolve_scale_vec
 from reference.errors import SpecError, expects_but_got
+from reference.spec_questions import following, resolve
 from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 SECTION = "9.7.16.10.9.1"
@@ -102,11 +104,11 @@ class MmaOp:
         for name in ("sparse", "ws", "k96", "negate_a", "negate_b", "saturate", "enable_input_d", "ashift", "shapes_checked"):
             if not isinstance(getattr(self, name), bool):
                 raise _err("qualifiers", name, "a boolean", getattr(self, name))
-        T.check_types(kind, self.d_type, self.a_type, self.b_type, self.scale_type)
+        _check_types(kind, self.d_type, self.a_type, self.b_type, self.scale_type)
         if self.cta_group not in (1, 2):
             raise _err(".cta_group", "cta_group", "1 or 2", self.cta_group)
         if self.shapes_checked:
-            T.check_shape(kind, self.m, self.n, cta_group=self.cta_group, sparse=self.sparse, ws=self.ws, k96=self.k96)
+            _check_shape(kind, self.m, self.n, self.cta_group, self.sparse, self.ws, self.k96, resolve("Q-K96-M128", None))
         elif not (isinstance(self.m, int) and isinstance(self.n, int) and self.m > 0 and self.n > 0):
             raise _err("Table 39", "M and N", "positive integers", (self.m, self.n))
         _, negate_ok = T.TABLE_49[kind]
@@ -163,6 +165,22 @@ class MmaOp:
     @property
     def column_shift(self) -> int:
         return self.zero_column_mask.column_shift if self.zero_column_mask is not None else 0
+
+
+# Table look-ups of :meth:`MmaOp.validate`, once per arguments (a SpecError is raised again on every call)
+
+@functools.lru_cache(maxsize=1024)
+def _check_types(kind: str, d_type: str, a_type: str, b_type: str, scale_type: str | None) -> None:
+    """Table 39's type combination with Table 55's scale type (:func:`reference.tables.check_types`)."""
+    T.check_types(kind, d_type, a_type, b_type, scale_type)
+
+
+@functools.lru_cache(maxsize=4096)
+def _check_shape(kind: str, m: int, n: int, cta_group: int, sparse: bool, ws: bool, k96: bool, k96_reading: str) -> None:
+    """Table 39's M and N (:func:`reference.tables.check_shape`) under reading ``k96_reading`` of
+    spec question Q-K96-M128 (which adds CuTe's K = 96 rows with M = 128)."""
+    with following({"Q-K96-M128": k96_reading}):
+        T.check_shape(kind, m, n, cta_group=cta_group, sparse=sparse, ws=ws, k96=k96)
 
 
 def check_collector_usage(usage: str | None, *, ws: bool = False, ashift: bool = False) -> str:

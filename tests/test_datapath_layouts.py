@@ -13,6 +13,8 @@ from reference.datapath_layouts import (
     allocation_columns,
     columns_used,
     d_cells,
+    d_flat_index,
+    d_location,
     d_placement,
     layout_for,
     legal_n,
@@ -114,6 +116,45 @@ def test_n_and_alignment_are_checked():
     with pytest.raises(SpecError, match="Lane Alignment"):
         d_cells(128, 64, 1, lane_offset=16)
     assert d_cells(64, 64, 1, lane_offset=16)[0] == (0, 0, 0, 16, 0)
+
+
+def _placement_by_elements(layout, n, offset):
+    """d_placement the straightforward way: d_location of each D[i][j], one element at a time."""
+    return np.array([[d_location(layout, n, i, j, offset) for j in range(n)] for i in range(layout.m)])
+
+
+def _placement_by_meshgrid(layout, n, offset):
+    """d_placement as it was computed before broadcasting: full [M, N] index grids, stacked."""
+    i, j = np.meshgrid(np.arange(layout.m), np.arange(n), indexing="ij")
+    return np.stack(d_location(layout, n, i, j, offset), axis=-1)
+
+
+@pytest.mark.parametrize("m,group,sparse,ws,layout_c",
+                         [(*c, "text-4x1-half") for c in COMBOS] + [(128, 2, True, False, "cutlass-2x2")])
+def test_broadcast_placement_and_flat_index_equal_the_plain_computations(m, group, sparse, ws, layout_c):
+    """For every N and lane alignment the table allows (both Q-LAYOUT-C readings), d_placement equals
+    the per-element and full-grid computations, and d_flat_index equals ravel_multi_index of it for
+    regions as wide as D and as its allocation (the region shapes synthesis and the oracle use)."""
+    layout = layout_for(m, group, sparse=sparse, ws=ws, reading=layout_c)
+    for n in legal_n(layout, sparse=sparse, ws=ws):
+        for offset in layout.lane_alignments:
+            where = d_placement(layout, n, offset)
+            grid = _placement_by_meshgrid(layout, n, offset)
+            assert where.shape == grid.shape and where.dtype == grid.dtype and (where == grid).all()
+            if n in (legal_n(layout, sparse=sparse, ws=ws)[0], 64, 256):
+                assert (where == _placement_by_elements(layout, n, offset)).all()
+            for ncols in {columns_used(layout, n), allocation_columns(layout, n)}:
+                plain = np.ravel_multi_index((grid[..., 0], grid[..., 1], grid[..., 2]), (group, 128, ncols))
+                flat = d_flat_index(layout, n, offset, ncols)
+                assert flat.dtype == plain.dtype and (flat == plain).all() and not flat.flags.writeable
+
+
+def test_flat_index_rejects_a_region_too_small_for_d():
+    layout = layout_for(128, 1)
+    with pytest.raises(SpecError, match="columns of D .* below 32"):
+        d_flat_index(layout, 64, 0, 32)
+    with pytest.raises(SpecError, match="lanes of D .* below 128"):
+        d_flat_index(layout_for(64, 1), 64, 120, 64)
 
 
 # ---- CUTLASS accumulator atoms (include/cute/atom/mma_traits_sm100_frag.hpp), transcribed -------

@@ -400,3 +400,19 @@ def test_ws_sparse_with_mask():
     zeroed = np.array([(j % 2 == 0) if j < n // 2 else (j % 2 == 1) for j in range(n)])
     want = np.broadcast_to(np.where(zeroed, 0, used * (8 * 1 + 8 * 2)), (m, n))
     check_exact(run_both(op, codes("f16", comp), b, codes("f32", np.zeros((m, n))), meta=meta), want, "f32")
+
+
+def test_cached_table_checks_follow_the_reading_and_raise_every_time():
+    """MmaOp.validate's Table 39 look-ups are cached per arguments and Q-K96-M128 reading: an M = 128
+    K = 96 MMA is legal under the pick (CuTe's rows) and not under "table-39", in either order, and
+    an illegal shape raises again on a second construction."""
+    from reference.spec_questions import following
+
+    args = dict(kind="mxf4", a_type="e2m1", b_type="e2m1", d_type="f32", m=128, n=64, k96=True, scale_vec="block32")
+    for _ in range(2):
+        with following({"Q-K96-M128": "cute-m128"}):
+            assert MmaOp(**args).k == 96
+        with following({"Q-K96-M128": "table-39"}), pytest.raises(SpecError, match="Table 39"):
+            MmaOp(**args)
+        with pytest.raises(SpecError, match="Table 39"):
+            MmaOp(kind="f16", a_type="f16", b_type="f16", d_type="f32", m=128, n=12)

@@ -430,8 +430,21 @@ def d_region(op: MmaOp, c_codes: np.ndarray, rng, lane_offset: int = 0, column: 
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     ncols = columns_used(layout, op.n)
     before = V.random_words(rng, (op.cta_group, LANES, ncols))
-    before.reshape(-1)[d_flat_index(layout, op.n, lane_offset, ncols)] = np.asarray(c_codes).astype(np.uint32)
+    before.reshape(-1)[_d_cells_in_region(layout, op.n, lane_offset, ncols)] = np.asarray(c_codes).astype(np.uint32).reshape(-1)
     return TmemRegion(column, before, _all_known(before.shape))
+
+
+@functools.lru_cache(maxsize=512)
+def _d_cells_in_region(layout, n: int, lane_offset: int, ncols: int):
+    """Where D[i][j] (row-major) lies in the flattened ``[cta_group, 128, ncols]`` D region:
+    ``datapath_layouts.d_flat_index`` raveled (read-only), or the slice it equals when D fills
+    consecutive cells in row-major order (the 4x1 Layouts A and D: a copy instead of a scatter).
+    Once per layout, N, lane alignment and region width."""
+    flat = d_flat_index(layout, n, lane_offset, ncols).reshape(-1)
+    first = int(flat[0])
+    if (flat == np.arange(first, first + flat.size)).all():
+        return slice(first, first + flat.size)
+    return flat
 
 
 @functools.lru_cache(maxsize=256)
