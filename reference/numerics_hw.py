@@ -310,8 +310,9 @@ def _nominal_max(values: np.ndarray, fmt: str) -> int:
 
 def _lowest_bit(values: np.ndarray) -> int:
     """Smallest exponent q with a nonzero value = odd * 2^q, over the nonzero values (-NO_EXP if
-    none): on a sample first, checked on all values (``formats.lowest_bit_by_sample``)."""
-    return F.lowest_bit_by_sample(values, _lowest_bit_of, -NO_EXP)
+    none): from the OR of the values as integers, else on a sample first, checked on all values
+    (``formats.lowest_bit``)."""
+    return F.lowest_bit(values, _lowest_bit_of, -NO_EXP)
 
 
 def _lowest_bit_of(values: np.ndarray) -> int:

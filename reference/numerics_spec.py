@@ -94,9 +94,9 @@ def lsb_exponent(x: np.ndarray) -> np.ndarray:
 
 def min_lsb_exponent(x: np.ndarray) -> int:
     """min of :func:`lsb_exponent` over the finite nonzero elements of ``x`` (2^30 if none): on a
-    sample of ``x`` first, checked on all of it (``formats.lowest_bit_by_sample``), else
-    :func:`_min_lsb_exponent` of all of it."""
-    return F.lowest_bit_by_sample(np.asarray(x, dtype=np.float64), _min_lsb_exponent, 1 << 30)
+    the OR of its elements as integers, or on a sample of ``x`` first, checked on all of it
+    (``formats.lowest_bit``), else :func:`_min_lsb_exponent` of all of it."""
+    return F.lowest_bit(np.asarray(x, dtype=np.float64), _min_lsb_exponent, 1 << 30)
 
 
 def _min_lsb_exponent(x: np.ndarray) -> int:
