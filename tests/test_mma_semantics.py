@@ -12,7 +12,7 @@ from reference import sparsity as SP
 from reference import tables as T
 from reference.errors import SpecError
 from reference.mma_qualifiers import MmaOp, check_collector_usage
-from reference.mma_semantics import d_from_words, d_words, mma
+from reference.mma_semantics import d_from_words, d_words, exact_integer_products, mma
 from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 pytestmark = [pytest.mark.reference, pytest.mark.semantic]
@@ -400,3 +400,13 @@ def test_ws_sparse_with_mask():
     zeroed = np.array([(j % 2 == 0) if j < n // 2 else (j % 2 == 1) for j in range(n)])
     want = np.broadcast_to(np.where(zeroed, 0, used * (8 * 1 + 8 * 2)), (m, n))
     check_exact(run_both(op, codes("f16", comp), b, codes("f32", np.zeros((m, n))), meta=meta), want, "f32")
+
+
+@pytest.mark.parametrize("lo, hi, k", [(-128, 128, 64), (0, 256, 256), (-(1 << 31), 1 << 31, 8), (0, 1, 0)])
+def test_exact_integer_products_is_the_int64_matmul(lo, hi, k):
+    """``exact_integer_products`` (kind::i8's exact sum; through float64 while every partial sum
+    stays below 2^53) equals numpy's int64 matmul, on i8/u8 ranges and beyond 2^53 (int64 path)."""
+    rng = np.random.default_rng(k)
+    a, b = rng.integers(lo, hi, (24, k)), rng.integers(lo, hi, (k, 7))
+    a[0, :], b[:, 0] = lo, hi - 1                         # the extremes, summed K times
+    assert np.array_equal(exact_integer_products(a, b), a.astype(np.int64) @ b.astype(np.int64))
