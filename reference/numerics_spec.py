@@ -128,6 +128,16 @@ def _subnormal(values: np.ndarray, fmt: str) -> np.ndarray:
     return (mag > 0) & (mag < tiny)
 
 
+def _any_subnormal(values: np.ndarray, fmt: str) -> bool:
+    """Whether :func:`_subnormal` marks any element, in fewer passes: 0 < |x| < tiny somewhere
+    exactly when more elements lie below tiny than are zero (NaN is neither)."""
+    f = F.get_format(fmt)
+    if not f.is_float or f.mantissa_bits == 0:
+        return False
+    mag = np.abs(values)
+    return np.count_nonzero(mag < 2.0 ** (1 - f.bias)) > mag.size - np.count_nonzero(mag)
+
+
 def _special(aa: np.ndarray, bb: np.ndarray, c: np.ndarray):
     """The IEEE sum of products and C where it is not finite (finite stand-ins elsewhere)."""
     return F.product_sums_where_nonfinite(aa, bb, c)
@@ -206,9 +216,8 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
     value = aa_f @ bb_f
     value += c_f
     scratch = np.abs(c_f)
-    sub_a = _subnormal(a, a_fmt) | (False if sa is None else _subnormal(sa, scale_fmt))
-    sub_b = _subnormal(b, b_fmt) | (False if sb is None else _subnormal(np.asarray(sb), scale_fmt))
-    subnormal_in = sub_a.any() or sub_b.any()
+    subnormal_in = (_any_subnormal(a, a_fmt) or _any_subnormal(b, b_fmt)
+                    or (sa is not None and (_any_subnormal(sa, scale_fmt) or _any_subnormal(np.asarray(sb), scale_fmt))))
     over_limit = 2.0 ** 128 if p_acc == 24 else 65520.0
     s_bound = None
     if shortcut and not subnormal_in and special is None:
@@ -224,6 +233,8 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
 
     s_prime, flush, touched = total_abs, None, None
     if subnormal_in:
+        sub_a = _subnormal(a, a_fmt) | (False if sa is None else _subnormal(sa, scale_fmt))
+        sub_b = _subnormal(b, b_fmt) | (False if sb is None else _subnormal(np.asarray(sb), scale_fmt))
         # flush: sum of |t| over terms with a subnormal factor (one matmul on stacked operands)
         flush = np.hstack([abs_a * sub_a, abs_a]) @ np.vstack([abs_b, abs_b * sub_b])
         nom_a = np.where(sub_a, np.maximum(abs_a, _nominal(a_fmt, sa, sub_a.shape)), abs_a)

@@ -598,3 +598,15 @@ def test_d_holds_every_sum_only_where_every_multiple_is_a_d_value(d):
             multiples = multiples[multiples <= bound]
             if HW._d_holds_every_sum(float(bound), q, d):
                 assert HW._in_d(multiples, d).all() and HW._in_d(-multiples, d).all(), (q, bound)
+
+
+@pytest.mark.parametrize("fmt", ["f16", "bf16", "tf32", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "ue4m3", "ue8m0", "f32"])
+def test_any_subnormal_is_the_mask_anywhere(fmt):
+    """The spec model's ``_any_subnormal`` (counts) says what ``_subnormal(...).any()`` says, on
+    random codes (zeros, subnormals, Inf and NaN among them) and on arrays without subnormals."""
+    rng = np.random.default_rng(len(fmt))
+    for trial in range(20):
+        values = F.decode(fmt, random_codes(rng, fmt, (3, 5)))
+        if trial % 2:
+            values = np.where(NS._subnormal(values, fmt), 0.0, values)
+        assert NS._any_subnormal(values, fmt) == bool(NS._subnormal(values, fmt).any())
