@@ -279,7 +279,8 @@ def mma_models(op: MmaOp, a, b, c, *, models=MODELS, meta=None, scale_a=None, sc
 
 
 def _fused(op: MmaOp, model: str, a_val, b_val, c_val, sa, sb):
-    """(D codes, values, tolerance) of one MMA under ``model`` from its multiplicands. Without
+    """(D codes, values, tolerance) of one MMA under ``model`` from its multiplicands (new arrays,
+    which :func:`_result` completes in place). Without
     enable-input-d the numerics models get the C term as the scalar 0.0 (broadcast: no M x N
     passes over zeros)."""
     shape = (op.m, op.n)
@@ -304,12 +305,14 @@ def _fused(op: MmaOp, model: str, a_val, b_val, c_val, sa, sb):
 
 
 def _result(op: MmaOp, model: str, d, value, tol, c, c_val, amb_rows, off) -> MmaResult:
-    """The MmaResult: disabled elements keep C, ambiguous rows marked where written."""
+    """The MmaResult: disabled elements keep C, ambiguous rows marked where written. ``d``,
+    ``value`` and ``tol`` are :func:`_fused`'s own new arrays (one set per model): C's codes and
+    values are written into them in place (cast as ``astype`` casts)."""
     written = ~off
     if off.any():
-        d = np.where(written, d, c.astype(d.dtype))
-        value = np.where(written, value, c_val.astype(np.float64))
-        tol = np.where(written, tol, 0.0)
+        np.copyto(d, c, casting="unsafe", where=off)
+        np.copyto(value, c_val, casting="unsafe", where=off)
+        np.copyto(tol, 0.0, where=off)
     ambiguous = amb_rows[:, None] & written
     return MmaResult(d, value, tol, written, ambiguous, model if op.kind != "i8" else "exact")
 
