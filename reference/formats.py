@@ -484,7 +484,7 @@ def multiples_of_pow2(x, g: int) -> bool:
     return g <= 0 or np.count_nonzero(y) == np.count_nonzero(x)     # g <= 0: the scaling cannot underflow
 
 
-def lowest_bit_by_or(x: np.ndarray, none: int) -> int | None:
+def lowest_bit_by_or(x: np.ndarray, none: int, top: float | None = None) -> int | None:
     """The smallest last-set-bit exponent over the nonzero elements of the float64 array ``x``
     (``none`` when all are zero) in a few whole-array passes, or None where this way cannot tell
     (a non-finite element, |x| >= 2^63 or < 2^-937: the caller then finds it element by element).
@@ -496,8 +496,11 @@ def lowest_bit_by_or(x: np.ndarray, none: int) -> int | None:
     lowest set bit in two's complement)::
 
         x = [-6, 20] -> ...11111010 | 00010100 = ...11111110 -> lowest set bit 2^1 (of -6)
+
+    ``top``: max |x| where the caller has it (else one pass here finds it).
     """
-    top = float(np.abs(x).max(initial=0.0))
+    if top is None:
+        top = float(np.abs(x).max(initial=0.0))
     if top == 0.0:
         return none
     if not math.isfinite(top):
@@ -516,11 +519,12 @@ def lowest_bit_by_or(x: np.ndarray, none: int) -> int | None:
 LOWEST_BIT_SAMPLE = 256
 
 
-def lowest_bit(x: np.ndarray, per_element, none: int) -> int:
+def lowest_bit(x: np.ndarray, per_element, none: int, top: float | None = None) -> int:
     """``per_element(x)`` -- the smallest last-set-bit exponent over the finite nonzero elements of
     ``x``, ``none`` when there is none -- by :func:`lowest_bit_by_or` where that tells, else by
-    :func:`lowest_bit_by_sample`. (A non-finite element: :func:`lowest_bit_by_or` does not tell.)"""
-    g = lowest_bit_by_or(x, none)
+    :func:`lowest_bit_by_sample`. (A non-finite element: :func:`lowest_bit_by_or` does not tell.)
+    ``top``: max |x| where the caller has it."""
+    g = lowest_bit_by_or(x, none, top)
     return lowest_bit_by_sample(x, per_element, none) if g is None else g
 
 

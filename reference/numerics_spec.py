@@ -92,11 +92,12 @@ def lsb_exponent(x: np.ndarray) -> np.ndarray:
     return np.maximum(field, 1) - 1075 + tz + zero.astype(np.int64) * (1 << 31)
 
 
-def min_lsb_exponent(x: np.ndarray) -> int:
+def min_lsb_exponent(x: np.ndarray, top: float | None = None) -> int:
     """min of :func:`lsb_exponent` over the finite nonzero elements of ``x`` (2^30 if none): on a
     the OR of its elements as integers, or on a sample of ``x`` first, checked on all of it
-    (``formats.lowest_bit``), else :func:`_min_lsb_exponent` of all of it."""
-    return F.lowest_bit(np.asarray(x, dtype=np.float64), _min_lsb_exponent, 1 << 30)
+    (``formats.lowest_bit``), else :func:`_min_lsb_exponent` of all of it. ``top``: max |x|
+    where the caller has it."""
+    return F.lowest_bit(np.asarray(x, dtype=np.float64), _min_lsb_exponent, 1 << 30, top)
 
 
 def _min_lsb_exponent(x: np.ndarray) -> int:
@@ -128,13 +129,14 @@ def _subnormal(values: np.ndarray, fmt: str) -> np.ndarray:
     return (mag > 0) & (mag < tiny)
 
 
-def _any_subnormal(values: np.ndarray, fmt: str) -> bool:
+def _any_subnormal(values: np.ndarray, fmt: str, mag: np.ndarray | None = None) -> bool:
     """Whether :func:`_subnormal` marks any element, in fewer passes: 0 < |x| < tiny somewhere
-    exactly when more elements lie below tiny than are zero (NaN is neither)."""
+    exactly when more elements lie below tiny than are zero (NaN is neither). ``mag``: |values|
+    where the caller has it."""
     f = F.get_format(fmt)
     if not f.is_float or f.mantissa_bits == 0:
         return False
-    mag = np.abs(values)
+    mag = np.abs(values) if mag is None else mag
     return np.count_nonzero(mag < 2.0 ** (1 - f.bias)) > mag.size - np.count_nonzero(mag)
 
 
@@ -195,7 +197,8 @@ def _all_exact(abs_a, abs_b, c, s_max: float, p_acc, emin_acc) -> bool:
         return True
     log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
     g_min = max(emin_acc - p_acc + 1, log_s - p_acc + 1)
-    g_prod = min_lsb_exponent(abs_a) + min_lsb_exponent(abs_b)          # (2^30 for an all-zero operand)
+    g_prod = (min_lsb_exponent(abs_a, float(abs_a.max(initial=0.0)))    # (2^30 for an all-zero operand)
+              + min_lsb_exponent(abs_b, float(abs_b.max(initial=0.0))))
     return g_prod >= g_min and F.multiples_of_pow2(c, g_min)
 
 
@@ -216,7 +219,10 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
     value = aa_f @ bb_f
     value += c_f
     scratch = np.abs(c_f)
-    subnormal_in = (_any_subnormal(a, a_fmt) or _any_subnormal(b, b_fmt)
+    # (|A|, |B| are the operands' own magnitudes when finite and unscaled)
+    mag_a = abs_a if finite_in and sa is None else None
+    mag_b = abs_b if finite_in and sb is None else None
+    subnormal_in = (_any_subnormal(a, a_fmt, mag_a) or _any_subnormal(b, b_fmt, mag_b)
                     or (sa is not None and (_any_subnormal(sa, scale_fmt) or _any_subnormal(np.asarray(sb), scale_fmt))))
     over_limit = 2.0 ** 128 if p_acc == 24 else 65520.0
     s_bound = None

@@ -532,6 +532,7 @@ def test_lowest_bit_by_or_is_the_min_of_lsb_exponent_or_none(seed, e, spread, ze
         x[1, 2] = special
     nonzero = x[x != 0]
     got = F.lowest_bit_by_or(x, 1 << 30)
+    assert F.lowest_bit_by_or(x, 1 << 30, float(np.abs(x).max())) == got       # max |x| given by the caller
     if not nonzero.size:
         assert got == 1 << 30
         return
@@ -610,3 +611,4 @@ def test_any_subnormal_is_the_mask_anywhere(fmt):
         if trial % 2:
             values = np.where(NS._subnormal(values, fmt), 0.0, values)
         assert NS._any_subnormal(values, fmt) == bool(NS._subnormal(values, fmt).any())
+        assert NS._any_subnormal(values, fmt, np.abs(values)) == bool(NS._subnormal(values, fmt).any())
