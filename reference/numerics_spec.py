@@ -205,9 +205,11 @@ def _all_exact(abs_a, abs_b, c, s_max: float, p_acc, emin_acc) -> bool:
 def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut=True):
     """The body of spec_fused, written with in-place operations: large temporaries are
     expensive (page faults) and dominate the cost on small K."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        aa = a if sa is None else a * sa
-        bb = b if sb is None else b * np.asarray(sb, dtype=np.float64)
+    aa, bb = a, b
+    if sa is not None or sb is not None:      # block scaling (errstate only then: it costs calls)
+        with np.errstate(invalid="ignore", over="ignore"):
+            aa = a if sa is None else a * sa
+            bb = b if sb is None else b * np.asarray(sb, dtype=np.float64)
     k = a.shape[1]
     finite_in = all(np.isfinite(x).all() for x in (aa, bb, c))
     special = None if finite_in else _special(aa, bb, c)

@@ -127,13 +127,22 @@ def _d_expected(results, d_codes: np.ndarray, before: np.ndarray, d_bits: np.uin
     compared), disabled ones keep their old cell (all 32 bits), ambiguous ones compare nothing.
     (Without disable-output-lane every element is written: no selection, and ``before`` may be None.)"""
     if results.written.all():
-        expected, mask = d_codes, np.full(d_codes.shape, d_bits, dtype=np.uint32)
+        expected, mask = d_codes, _all_bits(d_codes.shape, int(d_bits))
     else:
         expected = np.where(results.written, d_codes, before)
         mask = np.where(results.written, d_bits, np.uint32(FULL))
     if results.ambiguous.any():
         mask = np.where(results.ambiguous, np.uint32(0), mask)
     return expected, mask
+
+
+@functools.lru_cache(maxsize=256)
+def _all_bits(shape: tuple[int, ...], bits: int) -> np.ndarray:
+    """uint32[shape] (read-only) of ``bits`` everywhere: the compared bits of a D written whole
+    (one per shape and D width)."""
+    mask = np.full(shape, bits, dtype=np.uint32)
+    mask.setflags(write=False)
+    return mask
 
 
 @functools.lru_cache(maxsize=1024)
