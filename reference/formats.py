@@ -39,6 +39,7 @@ truncates them); encode rounds to 10 mantissa bits and writes those 13 bits as 0
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -483,7 +484,48 @@ def multiples_of_pow2(x, g: int) -> bool:
     return g <= 0 or np.count_nonzero(y) == np.count_nonzero(x)     # g <= 0: the scaling cannot underflow
 
 
+def lowest_bit_by_or(x: np.ndarray, none: int, top: float | None = None) -> int | None:
+    """The smallest last-set-bit exponent over the nonzero elements of the float64 array ``x``
+    (``none`` when all are zero) in a few whole-array passes, or None where this way cannot tell
+    (a non-finite element, |x| >= 2^63 or < 2^-937: the caller then finds it element by element).
+
+    Every element is scaled by 2^-g0, g0 = e - 63 for max |x| < 2^e, into (-2^63, 2^63): exact
+    (a power of two >= 1, no overflow). When each scaled value is whole (its int64 cast is itself),
+    the scaled elements are integers whose lowest set bits are the elements' last set bits minus
+    g0, and the lowest set bit of their bitwise OR is the smallest of them (negation keeps the
+    lowest set bit in two's complement)::
+
+        x = [-6, 20] -> ...11111010 | 00010100 = ...11111110 -> lowest set bit 2^1 (of -6)
+
+    ``top``: max |x| where the caller has it (else one pass here finds it).
+    """
+    if top is None:
+        top = float(np.abs(x).max(initial=0.0))
+    if top == 0.0:
+        return none
+    if not math.isfinite(top):
+        return None
+    g0 = math.frexp(top)[1] - 63
+    if not -1000 <= g0 <= 0:
+        return None
+    scaled = x * math.ldexp(1.0, -g0)
+    whole = scaled.astype(np.int64)
+    if not (whole == scaled).all():
+        return None                                       # some element has bits below 2^g0
+    bits = int(np.bitwise_or.reduce(whole, axis=None))
+    return (bits & -bits).bit_length() - 1 + g0
+
+
 LOWEST_BIT_SAMPLE = 256
+
+
+def lowest_bit(x: np.ndarray, per_element, none: int, top: float | None = None) -> int:
+    """``per_element(x)`` -- the smallest last-set-bit exponent over the finite nonzero elements of
+    ``x``, ``none`` when there is none -- by :func:`lowest_bit_by_or` where that tells, else by
+    :func:`lowest_bit_by_sample`. (A non-finite element: :func:`lowest_bit_by_or` does not tell.)
+    ``top``: max |x| where the caller has it."""
+    g = lowest_bit_by_or(x, none, top)
+    return lowest_bit_by_sample(x, per_element, none) if g is None else g
 
 
 def lowest_bit_by_sample(x: np.ndarray, lowest_bit, none: int, sample: int = LOWEST_BIT_SAMPLE) -> int:

@@ -219,6 +219,19 @@ def _decode_d(d_type: str, codes: np.ndarray) -> np.ndarray:
     return F.decode(d_type, codes)
 
 
+def exact_integer_products(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A @ B of integer matrices, exactly, as int64. Through float64 (a BLAS matmul, far cheaper
+    than numpy's integer one) when K * max|A| * max|B| < 2^53: every product and partial sum is
+    then an integer below 2^53, which float64 holds exactly, so no order of summation rounds."""
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    if a64.size == 0 or b64.size == 0:
+        return a64 @ b64
+    bound = a.shape[1] * int(np.abs(a64).max()) * int(np.abs(b64).max())
+    if bound >= 1 << 53:
+        return a64 @ b64
+    return (a64.astype(np.float64) @ b64.astype(np.float64)).astype(np.int64)
+
+
 def integer_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, saturate: bool, reading: str | None = None) -> np.ndarray:
     """s32 result of kind::i8: exact sum, then clamp (saturate) or wrap modulo 2^32. Saturation is
     spec question ``Q-I8-SAT``: ``clamp-once`` (the pick) clamps the exact sum; ``running`` adds C,
@@ -228,7 +241,8 @@ def integer_mma(a: np.ndarray, b: np.ndarray, c: np.ndarray, saturate: bool, rea
         for k in range(a.shape[1]):
             acc = np.clip(acc + a[:, k:k + 1].astype(np.int64) * b[k:k + 1, :].astype(np.int64), S32_MIN, S32_MAX)
         return acc
-    exact = a.astype(np.int64) @ b.astype(np.int64) + c.astype(np.int64)
+    exact = exact_integer_products(a, b)
+    exact += c.astype(np.int64)
     if saturate:
         return np.clip(exact, S32_MIN, S32_MAX)
     return ((exact - S32_MIN) % (1 << 32)) + S32_MIN
@@ -265,7 +279,8 @@ def mma_models(op: MmaOp, a, b, c, *, models=MODELS, meta=None, scale_a=None, sc
 
 
 def _fused(op: MmaOp, model: str, a_val, b_val, c_val, sa, sb):
-    """(D codes, values, tolerance) of one MMA under ``model`` from its multiplicands. Without
+    """(D codes, values, tolerance) of one MMA under ``model`` from its multiplicands (new arrays,
+    which :func:`_result` completes in place). Without
     enable-input-d the numerics models get the C term as the scalar 0.0 (broadcast: no M x N
     passes over zeros)."""
     shape = (op.m, op.n)
@@ -290,12 +305,14 @@ def _fused(op: MmaOp, model: str, a_val, b_val, c_val, sa, sb):
 
 
 def _result(op: MmaOp, model: str, d, value, tol, c, c_val, amb_rows, off) -> MmaResult:
-    """The MmaResult: disabled elements keep C, ambiguous rows marked where written."""
+    """The MmaResult: disabled elements keep C, ambiguous rows marked where written. ``d``,
+    ``value`` and ``tol`` are :func:`_fused`'s own new arrays (one set per model): C's codes and
+    values are written into them in place (cast as ``astype`` casts)."""
     written = ~off
     if off.any():
-        d = np.where(written, d, c.astype(d.dtype))
-        value = np.where(written, value, c_val.astype(np.float64))
-        tol = np.where(written, tol, 0.0)
+        np.copyto(d, c, casting="unsafe", where=off)
+        np.copyto(value, c_val, casting="unsafe", where=off)
+        np.copyto(tol, 0.0, where=off)
     ambiguous = amb_rows[:, None] & written
     return MmaResult(d, value, tol, written, ambiguous, model if op.kind != "i8" else "exact")
 

@@ -300,18 +300,24 @@ def _special(a, b, c, sa, sb) -> tuple[np.ndarray, np.ndarray] | None:
     return np.isnan(total), total
 
 
-def _nominal_max(values: np.ndarray, fmt: str) -> int:
-    """Largest nominal exponent (step 1) of the nonzero values; a very small number if none."""
-    top = max(float(values.max(initial=0.0)), -float(values.min(initial=0.0)))     # the largest |value|
+def _largest_magnitude(values: np.ndarray) -> float:
+    """max |value| (0 for none) of finite values, without an |values| pass."""
+    return max(float(values.max(initial=0.0)), -float(values.min(initial=0.0)))
+
+
+def _nominal_exponent(top: float, fmt: str) -> int:
+    """Largest nominal exponent (step 1) of the nonzero values, from their largest magnitude
+    ``top``; a very small number if 0 (no nonzero value)."""
     if top == 0.0:
         return NO_EXP
     return max(math.frexp(top)[1] - 1, _emin(F.get_format(fmt)))     # decompose's e, for one value
 
 
-def _lowest_bit(values: np.ndarray) -> int:
+def _lowest_bit(values: np.ndarray, top: float | None = None) -> int:
     """Smallest exponent q with a nonzero value = odd * 2^q, over the nonzero values (-NO_EXP if
-    none): on a sample first, checked on all values (``formats.lowest_bit_by_sample``)."""
-    return F.lowest_bit_by_sample(values, _lowest_bit_of, -NO_EXP)
+    none): from the OR of the values as integers, else on a sample first, checked on all values
+    (``formats.lowest_bit``). ``top``: max |value| where the caller has it."""
+    return F.lowest_bit(values, _lowest_bit_of, -NO_EXP, top)
 
 
 def _lowest_bit_of(values: np.ndarray) -> int:
@@ -361,18 +367,21 @@ def lossless_step(a, b, c, sa, sb, *, a_fmt: str, b_fmt: str, scale_fmt, d_type:
     exponent over A (+ scales) times B and C * 2^-c_shift bounds every term's. Then each term is a
     multiple of 2^(e_max - F) and truncation is the identity.
     """
-    e_prod = _nominal_max(a, a_fmt) + _nominal_max(b, b_fmt)
-    q_prod = _lowest_bit(a) + _lowest_bit(b)
+    top_a, top_b = _largest_magnitude(a), _largest_magnitude(b)
+    e_prod = _nominal_exponent(top_a, a_fmt) + _nominal_exponent(top_b, b_fmt)
+    q_prod = _lowest_bit(a, top_a) + _lowest_bit(b, top_b)
     bound = [e_prod]
     if sa is not None:
-        e_scale = _nominal_max(sa, scale_fmt) + _nominal_max(sb, scale_fmt)
+        top_sa, top_sb = _largest_magnitude(sa), _largest_magnitude(sb)
+        e_scale = _nominal_exponent(top_sa, scale_fmt) + _nominal_exponent(top_sb, scale_fmt)
         bound = [e_prod + e_scale, e_scale]
-        q_prod += _lowest_bit(sa) + _lowest_bit(sb)
-    bound += [_nominal_max(c, d_type) - c_shift, prm.e_zero]
+        q_prod += _lowest_bit(sa, top_sa) + _lowest_bit(sb, top_sb)
+    top_c = _largest_magnitude(c)
+    bound += [_nominal_exponent(top_c, d_type) - c_shift, prm.e_zero]
     if q_prod < -NO_EXP // 2 and F.multiples_of_pow2(c, q_prod + c_shift):
         q = q_prod                          # C's lowest bit is no lower: the min below, without it
     else:
-        q = min(q_prod, _lowest_bit(c) - c_shift)
+        q = min(q_prod, _lowest_bit(c, top_c) - c_shift)
     if q > -NO_EXP // 2:                                       # every term is zero
         q = prm.e_zero - prm.fraction_bits
     if q < max(bound) - prm.fraction_bits:

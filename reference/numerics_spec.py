@@ -92,11 +92,12 @@ def lsb_exponent(x: np.ndarray) -> np.ndarray:
     return np.maximum(field, 1) - 1075 + tz + zero.astype(np.int64) * (1 << 31)
 
 
-def min_lsb_exponent(x: np.ndarray) -> int:
+def min_lsb_exponent(x: np.ndarray, top: float | None = None) -> int:
     """min of :func:`lsb_exponent` over the finite nonzero elements of ``x`` (2^30 if none): on a
-    sample of ``x`` first, checked on all of it (``formats.lowest_bit_by_sample``), else
-    :func:`_min_lsb_exponent` of all of it."""
-    return F.lowest_bit_by_sample(np.asarray(x, dtype=np.float64), _min_lsb_exponent, 1 << 30)
+    the OR of its elements as integers, or on a sample of ``x`` first, checked on all of it
+    (``formats.lowest_bit``), else :func:`_min_lsb_exponent` of all of it. ``top``: max |x|
+    where the caller has it."""
+    return F.lowest_bit(np.asarray(x, dtype=np.float64), _min_lsb_exponent, 1 << 30, top)
 
 
 def _min_lsb_exponent(x: np.ndarray) -> int:
@@ -126,6 +127,17 @@ def _subnormal(values: np.ndarray, fmt: str) -> np.ndarray:
     tiny = 2.0 ** (1 - f.bias)
     mag = np.abs(values)
     return (mag > 0) & (mag < tiny)
+
+
+def _any_subnormal(values: np.ndarray, fmt: str, mag: np.ndarray | None = None) -> bool:
+    """Whether :func:`_subnormal` marks any element, in fewer passes: 0 < |x| < tiny somewhere
+    exactly when more elements lie below tiny than are zero (NaN is neither). ``mag``: |values|
+    where the caller has it."""
+    f = F.get_format(fmt)
+    if not f.is_float or f.mantissa_bits == 0:
+        return False
+    mag = np.abs(values) if mag is None else mag
+    return np.count_nonzero(mag < 2.0 ** (1 - f.bias)) > mag.size - np.count_nonzero(mag)
 
 
 def _special(aa: np.ndarray, bb: np.ndarray, c: np.ndarray):
@@ -185,16 +197,19 @@ def _all_exact(abs_a, abs_b, c, s_max: float, p_acc, emin_acc) -> bool:
         return True
     log_s = int((np.array(s_max).view(np.int64) >> 52) - 1023)
     g_min = max(emin_acc - p_acc + 1, log_s - p_acc + 1)
-    g_prod = min_lsb_exponent(abs_a) + min_lsb_exponent(abs_b)          # (2^30 for an all-zero operand)
+    g_prod = (min_lsb_exponent(abs_a, float(abs_a.max(initial=0.0)))    # (2^30 for an all-zero operand)
+              + min_lsb_exponent(abs_b, float(abs_b.max(initial=0.0))))
     return g_prod >= g_min and F.multiples_of_pow2(c, g_min)
 
 
 def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut=True):
     """The body of spec_fused, written with in-place operations: large temporaries are
     expensive (page faults) and dominate the cost on small K."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        aa = a if sa is None else a * sa
-        bb = b if sb is None else b * np.asarray(sb, dtype=np.float64)
+    aa, bb = a, b
+    if sa is not None or sb is not None:      # block scaling (errstate only then: it costs calls)
+        with np.errstate(invalid="ignore", over="ignore"):
+            aa = a if sa is None else a * sa
+            bb = b if sb is None else b * np.asarray(sb, dtype=np.float64)
     k = a.shape[1]
     finite_in = all(np.isfinite(x).all() for x in (aa, bb, c))
     special = None if finite_in else _special(aa, bb, c)
@@ -206,9 +221,11 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
     value = aa_f @ bb_f
     value += c_f
     scratch = np.abs(c_f)
-    sub_a = _subnormal(a, a_fmt) | (False if sa is None else _subnormal(sa, scale_fmt))
-    sub_b = _subnormal(b, b_fmt) | (False if sb is None else _subnormal(np.asarray(sb), scale_fmt))
-    subnormal_in = sub_a.any() or sub_b.any()
+    # (|A|, |B| are the operands' own magnitudes when finite and unscaled)
+    mag_a = abs_a if finite_in and sa is None else None
+    mag_b = abs_b if finite_in and sb is None else None
+    subnormal_in = (_any_subnormal(a, a_fmt, mag_a) or _any_subnormal(b, b_fmt, mag_b)
+                    or (sa is not None and (_any_subnormal(sa, scale_fmt) or _any_subnormal(np.asarray(sb), scale_fmt))))
     over_limit = 2.0 ** 128 if p_acc == 24 else 65520.0
     s_bound = None
     if shortcut and not subnormal_in and special is None:
@@ -224,6 +241,8 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
 
     s_prime, flush, touched = total_abs, None, None
     if subnormal_in:
+        sub_a = _subnormal(a, a_fmt) | (False if sa is None else _subnormal(sa, scale_fmt))
+        sub_b = _subnormal(b, b_fmt) | (False if sb is None else _subnormal(np.asarray(sb), scale_fmt))
         # flush: sum of |t| over terms with a subnormal factor (one matmul on stacked operands)
         flush = np.hstack([abs_a * sub_a, abs_a]) @ np.vstack([abs_b, abs_b * sub_b])
         nom_a = np.where(sub_a, np.maximum(abs_a, _nominal(a_fmt, sa, sub_a.shape)), abs_a)

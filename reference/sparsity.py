@@ -149,7 +149,7 @@ def _nibbles(meta) -> np.ndarray:
     if nib.dtype.kind not in "iu" or (nib.size and (nib.max() > 15 or (nib.dtype.kind == "i" and nib.min() < 0))):
         raise SpecError(SECTION, "metadata", expects_but_got("metadata nibbles", "integers 0..15", nib.dtype.name
                         if nib.dtype.kind not in "iu" else int(nib[(nib < 0) | (nib > 15)].flat[0])))
-    return nib.astype(np.int64)
+    return nib.astype(np.int64, copy=False)
 
 
 def kept_positions(pattern: SparsePattern, meta, reading: str | None = None) -> np.ndarray:

@@ -517,6 +517,34 @@ def test_lowest_bit_by_sample_equals_the_whole_array(where, special):
 
 @settings(max_examples=200, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), e=st.integers(-1074, 1000), spread=st.integers(0, 80),
+       zeros=st.booleans(), special=st.sampled_from([None, np.inf, -np.inf, np.nan]))
+def test_lowest_bit_by_or_is_the_min_of_lsb_exponent_or_none(seed, e, spread, zeros, special):
+    """``formats.lowest_bit_by_or`` (both models' whole-array lowest bit) is the minimum of
+    ``lsb_exponent`` over the nonzero elements whenever it answers, and answers exactly when all
+    elements are finite and lie within 2^-937 .. 2^63 with their last set bits within 63 bits of
+    the largest's top (None otherwise: the callers then go element by element)."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-(1 << 20), 1 << 20, (5, 7)).astype(np.float64)
+    x = np.ldexp(x, np.minimum(e + rng.integers(0, spread + 1, (5, 7)), 993))
+    if zeros:
+        x[::2] = 0.0
+    if special is not None:
+        x[1, 2] = special
+    nonzero = x[x != 0]
+    got = F.lowest_bit_by_or(x, 1 << 30)
+    assert F.lowest_bit_by_or(x, 1 << 30, float(np.abs(x).max())) == got       # max |x| given by the caller
+    if not nonzero.size:
+        assert got == 1 << 30
+        return
+    finite = np.isfinite(nonzero).all()
+    low = int(NS.lsb_exponent(nonzero).min()) if finite else None
+    top = math.frexp(float(np.abs(nonzero).max()))[1] if finite else None
+    answers = finite and -1000 <= top - 63 <= 0 and low >= top - 63
+    assert got == (low if answers else None)
+
+
+@settings(max_examples=200, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), e=st.integers(-1074, 1000), spread=st.integers(0, 80),
        g=st.integers(-1200, 1100), zeros=st.booleans())
 def test_multiples_of_pow2_is_the_lsb_test(seed, e, spread, g, zeros):
     """``formats.multiples_of_pow2(x, g)`` (the models' cheap exactness test) is "every lsb >= g",
@@ -571,3 +599,16 @@ def test_d_holds_every_sum_only_where_every_multiple_is_a_d_value(d):
             multiples = multiples[multiples <= bound]
             if HW._d_holds_every_sum(float(bound), q, d):
                 assert HW._in_d(multiples, d).all() and HW._in_d(-multiples, d).all(), (q, bound)
+
+
+@pytest.mark.parametrize("fmt", ["f16", "bf16", "tf32", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1", "ue4m3", "ue8m0", "f32"])
+def test_any_subnormal_is_the_mask_anywhere(fmt):
+    """The spec model's ``_any_subnormal`` (counts) says what ``_subnormal(...).any()`` says, on
+    random codes (zeros, subnormals, Inf and NaN among them) and on arrays without subnormals."""
+    rng = np.random.default_rng(len(fmt))
+    for trial in range(20):
+        values = F.decode(fmt, random_codes(rng, fmt, (3, 5)))
+        if trial % 2:
+            values = np.where(NS._subnormal(values, fmt), 0.0, values)
+        assert NS._any_subnormal(values, fmt) == bool(NS._subnormal(values, fmt).any())
+        assert NS._any_subnormal(values, fmt, np.abs(values)) == bool(NS._subnormal(values, fmt).any())

@@ -12,7 +12,7 @@ from reference import sparsity as SP
 from reference import tables as T
 from reference.errors import SpecError
 from reference.mma_qualifiers import MmaOp, check_collector_usage
-from reference.mma_semantics import d_from_words, d_words, mma
+from reference.mma_semantics import d_from_words, d_words, exact_integer_products, mma
 from reference.zero_column_mask import ZeroColumnMaskDescriptor
 
 pytestmark = [pytest.mark.reference, pytest.mark.semantic]
@@ -416,3 +416,13 @@ def test_cached_table_checks_follow_the_reading_and_raise_every_time():
             MmaOp(**args)
         with pytest.raises(SpecError, match="Table 39"):
             MmaOp(kind="f16", a_type="f16", b_type="f16", d_type="f32", m=128, n=12)
+
+
+@pytest.mark.parametrize("lo, hi, k", [(-128, 128, 64), (0, 256, 256), (-(1 << 31), 1 << 31, 8), (0, 1, 0)])
+def test_exact_integer_products_is_the_int64_matmul(lo, hi, k):
+    """``exact_integer_products`` (kind::i8's exact sum; through float64 while every partial sum
+    stays below 2^53) equals numpy's int64 matmul, on i8/u8 ranges and beyond 2^53 (int64 path)."""
+    rng = np.random.default_rng(k)
+    a, b = rng.integers(lo, hi, (24, k)), rng.integers(lo, hi, (k, 7))
+    a[0, :], b[:, 0] = lo, hi - 1                         # the extremes, summed K times
+    assert np.array_equal(exact_integer_products(a, b), a.astype(np.int64) @ b.astype(np.int64))

@@ -125,11 +125,17 @@ def _region_grid(offset: int, cols: int, out_words: int, ctas: int, ncols: int) 
 def region_sections(name: str, p: OutPiece, out_words: int, after: np.ndarray, known: np.ndarray,
                     exclude: np.ndarray | None = None, mask: np.ndarray | None = None) -> Section:
     """A region's cells (``after[cta, lane, col]``), compared where ``known`` and not ``exclude``."""
-    ctas = after.shape[0]
     keep = np.asarray(known, dtype=bool)
     if exclude is not None:
         keep = keep & ~np.asarray(exclude, dtype=bool)
     bits = np.where(keep, np.uint32(FULL) if mask is None else mask, np.uint32(0)).astype(np.uint32, copy=False)
+    return region_section_bits(name, p, out_words, after, bits)
+
+
+def region_section_bits(name: str, p: OutPiece, out_words: int, after: np.ndarray, bits: np.ndarray) -> Section:
+    """A region's cells (``after[cta, lane, col]``) with the compared bits ``bits`` (uint32, the
+    same shape; taken as they are: a section is never written to)."""
+    ctas = after.shape[0]
     idx = region_grid(p, out_words, ctas, after.shape[2])
     return Section(name, idx, after.reshape(ctas * LANES, -1), bits.reshape(ctas * LANES, -1),
                    labels=("cta*128+lane", "column"))

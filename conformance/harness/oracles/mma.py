@@ -32,6 +32,7 @@ from conformance.harness.oracles.common import (
     Section,
     piece,
     region_grid,
+    region_section_bits,
     region_sections,
 )
 from generators.inputs.types import NUMERICS
@@ -100,8 +101,8 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
             results = hw
     layout = layout_for(op.m, op.cta_group, sparse=op.sparse, ws=op.ws)
     p = piece(spec, inputs.record, "region")
-    idx, flat, covered = _d_cells(layout, op.n, lg.lane_offset, p.offset, p.cols, inputs.out_words,
-                                  region.before.shape)
+    idx, flat, covered, outside_bits = _d_cells(layout, op.n, lg.lane_offset, p.offset, p.cols, inputs.out_words,
+                                                region.before.shape)
     spec_tolerance = mode == NUMERICS and numerics == "spec"
     # the old cells of D (gathered only where some element keeps its own, or for the tolerance)
     before = region.before.reshape(-1)[flat] if spec_tolerance or not results.written.all() else None
@@ -113,7 +114,11 @@ def mma_sections(case, inputs, spec, numerics: str, mode: str, results=None) -> 
     if spec_tolerance:
         accept = _spec_acceptor(op.d_type, results, before)
     sections = [Section("D", idx, expected, mask, value_type=value_type, accept=accept, labels=("row i", "col j"))]
-    sections.append(region_sections("TMEM outside D", p, inputs.out_words, region.before, region.known, exclude=covered))
+    if region.known.all():            # every cell known: the compared bits are those outside D (cached)
+        sections.append(region_section_bits("TMEM outside D", p, inputs.out_words, region.before, outside_bits))
+    else:
+        sections.append(region_sections("TMEM outside D", p, inputs.out_words, region.before, region.known,
+                                        exclude=covered))
     return sections
 
 
@@ -122,7 +127,7 @@ def _d_expected(results, d_codes: np.ndarray, before: np.ndarray, d_bits: np.uin
     compared), disabled ones keep their old cell (all 32 bits), ambiguous ones compare nothing.
     (Without disable-output-lane every element is written: no selection, and ``before`` may be None.)"""
     if results.written.all():
-        expected, mask = d_codes, np.full(d_codes.shape, d_bits, dtype=np.uint32)
+        expected, mask = d_codes, _all_bits(d_codes.shape, int(d_bits))
     else:
         expected = np.where(results.written, d_codes, before)
         mask = np.where(results.written, d_bits, np.uint32(FULL))
@@ -131,10 +136,20 @@ def _d_expected(results, d_codes: np.ndarray, before: np.ndarray, d_bits: np.uin
     return expected, mask
 
 
+@functools.lru_cache(maxsize=256)
+def _all_bits(shape: tuple[int, ...], bits: int) -> np.ndarray:
+    """uint32[shape] (read-only) of ``bits`` everywhere: the compared bits of a D written whole
+    (one per shape and D width)."""
+    mask = np.full(shape, bits, dtype=np.uint32)
+    mask.setflags(write=False)
+    return mask
+
+
 @functools.lru_cache(maxsize=1024)
 def _d_cells(layout, n: int, lane_offset: int, offset: int, cols: int, out_words: int, shape: tuple[int, int, int]):
-    """(output word of each D[i][j], its flat cell in the ``shape`` region, bool cells D covers) of
-    D placed by ``reference.datapath_layouts.d_placement`` (read-only; one per layout, N, lane
+    """(output word of each D[i][j], its flat cell in the ``shape`` region, bool cells D covers,
+    uint32 compared bits of the other cells: all 32 outside D, none on it) of D placed by
+    ``reference.datapath_layouts.d_placement`` (read-only; one per layout, N, lane
     alignment, region piece (its first word and width) and region shape). The output words are
     those of the cells in the region's grid of words (``region_grid``, which the rest of the
     region's section uses too)."""
@@ -147,9 +162,10 @@ def _d_cells(layout, n: int, lane_offset: int, offset: int, cols: int, out_words
     idx = region_grid(p, out_words, shape[0], shape[2]).reshape(-1)[flat]
     covered = np.zeros(shape, dtype=bool)
     covered.reshape(-1)[flat] = True
-    for arr in (idx, flat, covered):
+    outside_bits = np.where(covered, np.uint32(0), np.uint32(FULL))
+    for arr in (idx, flat, covered, outside_bits):
         arr.setflags(write=False)
-    return idx, flat, covered
+    return idx, flat, covered, outside_bits
 
 
 def _spec_acceptor(d_type: str, res, before):
