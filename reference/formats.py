@@ -470,6 +470,18 @@ def is_representable(fmt: str | Format, values) -> np.ndarray:
     return ok & (safe >= 0) if not f.signed else ok
 
 
+def magnitude_sum_bound(abs_a: np.ndarray, abs_b: np.ndarray, abs_c_max: float) -> float:
+    """An upper bound of every element of S = |A| @ |B| + |C|, in a few passes over A and B (no
+    M x K x N work): sum over k of max_m |A[m, k]| * max_n |B[k, n]|, plus max |C|.
+
+    Computed in float64 it is still >= every S as the numerics models' exactness tests use it: the
+    terms are multiples of 2^g, so the sum is exact while below 2^(g + 53), and once a partial sum
+    reaches a power of two at or above that, rounding (monotone) keeps it there."""
+    if abs_a.size == 0 or abs_b.size == 0:
+        return abs_c_max
+    return float(abs_a.max(axis=0) @ abs_b.max(axis=1)) + abs_c_max
+
+
 def multiples_of_pow2(x, g: int) -> bool:
     """Whether every element of the finite float64 array ``x`` is an integer multiple of 2^g (zeros
     are), i.e. its last set bit is at 2^g or above: x * 2^-g is whole. The scaling is exact unless

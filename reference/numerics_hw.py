@@ -336,15 +336,12 @@ def _lowest_bit_of(values: np.ndarray) -> int:
 
 def _sums_bound(abs_a: np.ndarray, abs_b: np.ndarray, abs_c: np.ndarray, limit: float) -> float | None:
     """An upper bound of every |A| @ |B| + |C| (the largest partial sum of any order) when one is
-    below ``limit`` = 2^(q + 53), all terms multiples of 2^q; else None. First the bound
-    sum_k max_m |A[m, k]| * max_n |B[k, n]| + max |C| (no M x K x N work; computed in float64 it
-    still reaches ``limit`` whenever the exact bound does: partial sums are exact below it and
-    rounding is monotone), then, where that reaches it, the largest element of the product."""
-    c_max = float(abs_c.max(initial=0.0))
-    if abs_a.size and abs_b.size:
-        bound = float(abs_a.max(axis=0) @ abs_b.max(axis=1)) + c_max
-        if bound < limit:
-            return bound
+    below ``limit`` = 2^(q + 53), all terms multiples of 2^q; else None. First the whole-matrix
+    bound ``formats.magnitude_sum_bound`` (no M x K x N work), then, where that reaches ``limit``,
+    the largest element of the product."""
+    bound = F.magnitude_sum_bound(abs_a, abs_b, float(abs_c.max(initial=0.0)))
+    if bound < limit:
+        return bound
     bound = float((abs_a @ abs_b + abs_c).max(initial=0.0))
     return bound if bound < limit else None
 

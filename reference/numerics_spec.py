@@ -93,7 +93,7 @@ def lsb_exponent(x: np.ndarray) -> np.ndarray:
 
 
 def min_lsb_exponent(x: np.ndarray, top: float | None = None) -> int:
-    """min of :func:`lsb_exponent` over the finite nonzero elements of ``x`` (2^30 if none): on a
+    """min of :func:`lsb_exponent` over the finite nonzero elements of ``x`` (2^30 if none): from
     the OR of its elements as integers, or on a sample of ``x`` first, checked on all of it
     (``formats.lowest_bit``), else :func:`_min_lsb_exponent` of all of it. ``top``: max |x|
     where the caller has it."""
@@ -171,18 +171,6 @@ def _exact_tolerance(v: np.ndarray, d_type: str) -> np.ndarray:
     return np.where(in_d, 0.0, _ulp(np.abs(v), p_d, emin_d))
 
 
-def total_abs_bound(abs_a: np.ndarray, abs_b: np.ndarray, abs_c_max: float) -> float:
-    """An upper bound of every element of S = |A| @ |B| + |C|, in a few passes over A and B (no
-    M x K x N work): sum over k of max_m |A[m, k]| * max_n |B[k, n]|, plus max |C|.
-
-    Computed in float64 it is still >= every S as the exactness tests use it: the terms are
-    multiples of 2^g, so the sum is exact while below 2^(g + 53), and once a partial sum reaches a
-    power of two at or above that, rounding (monotone) keeps it there."""
-    if abs_a.size == 0 or abs_b.size == 0:
-        return abs_c_max
-    return float(abs_a.max(axis=0) @ abs_b.max(axis=1)) + abs_c_max
-
-
 def _all_exact(abs_a, abs_b, c, s_max: float, p_acc, emin_acc) -> bool:
     """Whether every element's accumulation is exact, from whole-matrix bounds (a sufficient
     condition for ``_exact_elements`` marking every element): every term of every element is a
@@ -230,7 +218,7 @@ def _spec_block(kind, d_type, a, b, c, a_fmt, b_fmt, sa, sb, scale_fmt, shortcut
     s_bound = None
     if shortcut and not subnormal_in and special is None:
         # the whole-matrix shortcut on a bound of S first: no |A| @ |B| when it passes
-        s_bound = total_abs_bound(abs_a, abs_b, float(scratch.max(initial=0.0)))
+        s_bound = F.magnitude_sum_bound(abs_a, abs_b, float(scratch.max(initial=0.0)))
         if s_bound < over_limit and _all_exact(abs_a, abs_b, c_f, s_bound, p_acc, emin_acc):
             # every element exact, none overflows; where the accumulator is D's own format, every
             # V (a sum without rounding in it) is a D value: nothing to check
